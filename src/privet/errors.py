@@ -1,0 +1,48 @@
+"""privet's exceptions.
+
+Every error privet raises on bad input derives from :class:`PrivetError` and says
+what was wrong, the value found, and what to do. A call that raises one of these
+has charged no privacy budget.
+"""
+
+from __future__ import annotations
+
+
+class PrivetError(Exception):
+    """Base class of every error privet raises on purpose."""
+
+
+class InvalidParameterError(PrivetError, ValueError):
+    """A parameter is outside its allowed range (negative epsilon, NaN, ...)."""
+
+
+class BudgetExceededError(PrivetError):
+    """A reservation or charge does not fit in the remaining privacy budget.
+
+    Raised before any private value is read; nothing was charged.
+    """
+
+
+class UnsupportedEntryError(PrivetError):
+    """The ledger cannot account for this entry (e.g. an amplification bound
+    that is not proven for the ledger's neighbouring relation)."""
+
+
+class RelationMismatchError(PrivetError):
+    """A mechanism assumes a neighbouring relation other than the ledger's."""
+
+
+class SchemaError(PrivetError, ValueError):
+    """Data does not match its public schema, or a schema is malformed."""
+
+
+class DataNotFoundError(PrivetError, FileNotFoundError):
+    """A dataset file could not be found."""
+
+
+class NotFittedError(PrivetError, AttributeError):
+    """An estimator was used before ``fit``."""
+
+
+class MPCError(PrivetError, RuntimeError):
+    """A multiparty computation failed (a party died, timed out, ...)."""
