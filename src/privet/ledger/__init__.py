@@ -1,0 +1,61 @@
+"""The privacy ledger: the only place in privet where privacy loss is composed.
+
+>>> from privet.ledger import Ledger, Guarantee
+>>> led = Ledger(budget=Guarantee(epsilon=1.0, delta=1e-6))
+>>> left, right = led.root.partition(2)
+>>> _ = left.charge(Guarantee(0.3), mechanism="laplace")
+>>> led.spent()
+Guarantee(epsilon=0.3, delta=0.0)
+"""
+
+from privet.errors import BudgetExceededError, RelationMismatchError, UnsupportedEntryError
+from privet.ledger.composition import Bound, Cost, amplify, best_guarantee, zcdp_to_epsilon
+from privet.ledger.entries import (
+    ZCDP,
+    ApproxDP,
+    Claim,
+    Entry,
+    Exponential,
+    Gaussian,
+    Laplace,
+    LocalRandomiser,
+    NonPrivate,
+    PureDP,
+    register_entry,
+)
+from privet.ledger.guarantee import Guarantee
+from privet.ledger.ledger import ChargeRecord, Ledger, Reservation, Scope
+from privet.ledger.plan import PlanNode, PrivacyPlan
+from privet.ledger.relation import ADD_REMOVE, REPLACE_ONE, NeighbouringRelation
+
+__all__ = [
+    "ADD_REMOVE",
+    "REPLACE_ONE",
+    "ZCDP",
+    "ApproxDP",
+    "Bound",
+    "BudgetExceededError",
+    "ChargeRecord",
+    "Claim",
+    "Cost",
+    "Entry",
+    "Exponential",
+    "Gaussian",
+    "Guarantee",
+    "Laplace",
+    "Ledger",
+    "LocalRandomiser",
+    "NeighbouringRelation",
+    "NonPrivate",
+    "PlanNode",
+    "PrivacyPlan",
+    "PureDP",
+    "RelationMismatchError",
+    "Reservation",
+    "Scope",
+    "UnsupportedEntryError",
+    "amplify",
+    "best_guarantee",
+    "register_entry",
+    "zcdp_to_epsilon",
+]

@@ -1,0 +1,238 @@
+"""Composition arithmetic: the only code in privet that adds up privacy loss.
+
+A :class:`Cost` summarises a sequence of releases by additive statistics, so
+that sequential composition is addition and every accountant below can read its
+bound off the same summary:
+
+* basic composition (Dwork et al. 2006): sum of epsilons and deltas;
+* advanced composition, heterogeneous form (Kairouz, Oh & Viswanath 2015,
+  Thm. 3.5): eps = sum eps_i tanh(eps_i / 2) + sqrt(2 ln(1/d') sum eps_i^2),
+  delta = sum delta_i + d';
+* zCDP (Bun & Steinke 2016): rho adds up; rho-zCDP gives (eps, d')-DP with the
+  conversion of Canonne, Kamath & Steinke (2020, Cor. 13) minimised over the
+  Renyi order, never worse than rho + 2 sqrt(rho ln(1/d')).
+
+Parallel composition of a partition group is the componentwise maximum over its
+parts under add/remove neighbours: a record lies in exactly one part, so the
+releases that see it form one chain, whose statistics are each at most the
+maximum, and every bound above is increasing in every statistic. Under
+replace-one neighbours a replaced record can leave one part and enter another
+(a decision tree splits on the record's own values), so two chains see it; the
+group then costs the componentwise sum of its two largest parts. A partition
+declared ``stable`` (the part a record goes to is fixed by who holds it, not by
+its values, e.g. horizontal partitioning over data owners) costs the maximum
+under both relations.
+
+Subsampling amplification uses the exact bounds, never the linearised g*eps:
+Poisson sampling with rate g under add/remove, and sampling m of n without
+replacement (g = m/n) under replace-one, give
+eps' = ln(1 + g (e^eps - 1)), delta' = g delta (Balle, Barthe & Gaboardi 2018,
+Table 1). Other pairings are refused.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from privet.errors import InvalidParameterError, UnsupportedEntryError
+from privet.ledger.entries import Entry
+from privet.ledger.guarantee import Guarantee
+from privet.ledger.relation import NeighbouringRelation
+
+SAMPLING_METHODS = ("poisson", "without_replacement")
+
+
+@dataclass(frozen=True, slots=True)
+class Cost:
+    """Additive summary of a sequence of releases (see module docstring).
+
+    eps, delta
+        Basic-composition totals over all releases.
+    sq, kl
+        Sum of eps_i^2 and of eps_i tanh(eps_i/2), for advanced composition.
+    rho
+        Sum of zCDP parameters of the releases that have one.
+    eps_rest, delta_rest
+        Basic totals over the releases that have no zCDP view.
+    """
+
+    eps: float = 0.0
+    delta: float = 0.0
+    sq: float = 0.0
+    kl: float = 0.0
+    rho: float = 0.0
+    eps_rest: float = 0.0
+    delta_rest: float = 0.0
+
+    @staticmethod
+    def of(entry: Entry) -> Cost:
+        eps, delta, rho = entry.epsilon, entry.delta, entry.rho
+        return Cost.of_values(eps, delta, rho)
+
+    @staticmethod
+    def of_values(eps: float, delta: float, rho: float | None) -> Cost:
+        if math.isinf(eps):
+            sq = kl = math.inf
+        else:
+            sq, kl = eps * eps, eps * math.tanh(eps / 2)
+        if rho is None:
+            return Cost(eps, delta, sq, kl, 0.0, eps, delta)
+        return Cost(eps, delta, sq, kl, rho, 0.0, 0.0)
+
+    @staticmethod
+    def of_guarantee(g: Guarantee) -> Cost:
+        """An (eps, delta) release; pure ones also get the zCDP view eps^2/2."""
+        rho = g.epsilon**2 / 2 if g.delta == 0.0 and math.isfinite(g.epsilon) else None
+        return Cost.of_values(g.epsilon, g.delta, rho)
+
+    def __add__(self, other: Cost) -> Cost:
+        return Cost(
+            self.eps + other.eps,
+            self.delta + other.delta,
+            self.sq + other.sq,
+            self.kl + other.kl,
+            self.rho + other.rho,
+            self.eps_rest + other.eps_rest,
+            self.delta_rest + other.delta_rest,
+        )
+
+    def scaled(self, k: int) -> Cost:
+        """k-fold sequential repetition."""
+        return Cost(*(k * v if v else 0.0 for v in self._values()))
+
+    def _values(self) -> tuple[float, ...]:
+        return (self.eps, self.delta, self.sq, self.kl, self.rho, self.eps_rest, self.delta_rest)
+
+    def maximum(self, other: Cost) -> Cost:
+        return Cost(*(max(a, b) for a, b in zip(self._values(), other._values(), strict=True)))
+
+    @property
+    def is_zero(self) -> bool:
+        return not any(self._values())
+
+    def to_dict(self) -> dict[str, float | str]:
+        names = ("eps", "delta", "sq", "kl", "rho", "eps_rest", "delta_rest")
+        return {
+            n: ("inf" if math.isinf(v) else v) for n, v in zip(names, self._values(), strict=True)
+        }
+
+
+ZERO = Cost()
+
+
+def sequential(costs: Iterable[Cost]) -> Cost:
+    total = ZERO
+    for c in costs:
+        total = total + c
+    return total
+
+
+def parallel(
+    costs: Sequence[Cost], relation: NeighbouringRelation, *, stable: bool = False
+) -> Cost:
+    """Cost of a partition group whose parts cost ``costs`` (module docstring)."""
+    if not costs:
+        return ZERO
+    if relation is NeighbouringRelation.ADD_REMOVE or stable or len(costs) == 1:
+        out = costs[0]
+        for c in costs[1:]:
+            out = out.maximum(c)
+        return out
+    # replace-one: componentwise sum of the two largest values
+    values = np.array([c._values() for c in costs], dtype=float)
+    top2 = -np.partition(-values, 1, axis=0)[:2]
+    return Cost(*top2.sum(axis=0).tolist())
+
+
+def parallel_repeated(
+    cost: Cost, count: int, relation: NeighbouringRelation, *, stable: bool = False
+) -> Cost:
+    """Cost of a partition group of ``count`` parts that each cost at most ``cost``."""
+    if count < 1:
+        return ZERO
+    return parallel([cost] * min(count, 2), relation, stable=stable)
+
+
+def amplify(g: Guarantee, rate: float, method: str, relation: NeighbouringRelation) -> Guarantee:
+    """Exact amplification by subsampling (module docstring)."""
+    check_sampling(rate, method, relation)
+    if math.isinf(g.epsilon):
+        return Guarantee(math.inf, min(1.0 - 1e-300, rate * g.delta))
+    eps = math.log1p(rate * math.expm1(g.epsilon))
+    return Guarantee(min(eps, g.epsilon), rate * g.delta)
+
+
+def check_sampling(rate: float, method: str, relation: NeighbouringRelation) -> None:
+    if method not in SAMPLING_METHODS:
+        raise InvalidParameterError(
+            f"Unknown sampling method {method!r}; use one of {', '.join(SAMPLING_METHODS)}."
+        )
+    try:
+        ok = 0.0 < float(rate) <= 1.0
+    except (TypeError, ValueError):
+        ok = False
+    if not ok:
+        raise InvalidParameterError(f"Sampling rate must lie in (0, 1], got {rate!r}.")
+    if method == "poisson" and relation is not NeighbouringRelation.ADD_REMOVE:
+        raise UnsupportedEntryError(
+            "Amplification by Poisson sampling is proven here for add/remove neighbours "
+            "only; use method='without_replacement' (a fixed sample of m of n records) "
+            "with a replace-one ledger, or an add/remove ledger."
+        )
+    if method == "without_replacement" and relation is not NeighbouringRelation.REPLACE_ONE:
+        raise UnsupportedEntryError(
+            "Amplification by sampling without replacement is proven for replace-one "
+            "neighbours (the sample size m is fixed); use method='poisson' with an "
+            "add/remove ledger, or open the ledger with relation='replace_one'."
+        )
+
+
+def zcdp_to_epsilon(rho: float, delta: float) -> float:
+    """Smallest eps such that rho-zCDP implies (eps, delta)-DP, over a grid of
+    Renyi orders (Canonne, Kamath & Steinke 2020, Cor. 13; equivalently Balle et
+    al. 2020, Thm. 21), never above rho + 2 sqrt(rho ln(1/delta))."""
+    if rho == 0.0:
+        return 0.0
+    if math.isinf(rho) or delta <= 0.0:
+        return math.inf
+    simple = rho + 2.0 * math.sqrt(rho * math.log(1.0 / delta))
+    alpha = 1.0 + np.logspace(-4, 4, 4000)
+    eps = (
+        alpha * rho
+        + np.log1p(-1.0 / alpha)
+        + (math.log(1.0 / delta) - np.log(alpha)) / (alpha - 1.0)
+    )
+    return float(min(simple, max(0.0, eps.min())))
+
+
+@dataclass(frozen=True, slots=True)
+class Bound:
+    """A guarantee together with the accountant that gave it."""
+
+    guarantee: Guarantee
+    method: str
+
+
+def best_guarantee(cost: Cost, delta: float) -> Bound:
+    """The smallest epsilon any accountant proves for ``cost`` within total ``delta``.
+
+    Basic composition is always a candidate; advanced composition and zCDP are
+    candidates only when ``delta`` leaves room beyond the releases' own deltas,
+    and they win only when strictly smaller.
+    """
+    best = Bound(Guarantee(cost.eps, min(cost.delta, 1 - 1e-16)), "basic")
+    if delta > cost.delta and cost.sq > 0 and math.isfinite(cost.sq):
+        slack = delta - cost.delta
+        eps = cost.kl + math.sqrt(2.0 * math.log(1.0 / slack) * cost.sq)
+        if eps < best.guarantee.epsilon * (1 - 1e-12):
+            best = Bound(Guarantee(eps, delta), "advanced")
+    if delta > cost.delta_rest and cost.rho > 0 and math.isfinite(cost.eps_rest):
+        slack = delta - cost.delta_rest
+        eps = zcdp_to_epsilon(cost.rho, slack) + cost.eps_rest
+        if eps < best.guarantee.epsilon * (1 - 1e-12):
+            best = Bound(Guarantee(eps, delta), "zcdp")
+    return best

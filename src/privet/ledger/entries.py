@@ -1,0 +1,278 @@
+"""Ledger entries: one immutable record per kind of release.
+
+Each entry states exactly what the accountant needs and its docstring gives the
+math. Three views of the privacy loss are exposed where they exist:
+
+* ``epsilon``/``delta``: an (epsilon, delta)-DP statement of the release alone
+  (``epsilon = inf`` when the release has none, e.g. zCDP-only);
+* ``rho``: a zero-concentrated DP (zCDP) parameter, or ``None``.
+
+Stored entries never change meaning: a new analysis gets a new class, never a
+new meaning for an old field (rows in a SQLite ledger carry the class name).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from privet.errors import InvalidParameterError, UnsupportedEntryError
+from privet.ledger.guarantee import Guarantee, check_delta, check_epsilon
+
+
+def _positive(value: float, name: str, owner: str) -> float:
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise InvalidParameterError(f"{owner}: {name} must be a number, got {value!r}.") from None
+    if not math.isfinite(v) or v <= 0:
+        raise InvalidParameterError(f"{owner}: {name} must be finite and > 0, got {value!r}.")
+    return v
+
+
+_REGISTRY: dict[str, type[Entry]] = {}
+
+
+def register_entry(cls: type[Entry]) -> type[Entry]:
+    """Make an entry class readable from stored ledgers (JSON, SQLite).
+
+    Apply it outermost, after ``@dataclass(slots=True)`` has built the final class.
+    """
+    _REGISTRY[cls.__name__] = cls
+    return cls
+
+
+@register_entry
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Entry:
+    """Base class of ledger entries."""
+
+    @property
+    def epsilon(self) -> float:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    @property
+    def delta(self) -> float:
+        return 0.0
+
+    @property
+    def rho(self) -> float | None:
+        """zCDP parameter; pure epsilon-DP implies (epsilon^2/2)-zCDP (Bun & Steinke 2016, Prop. 1.4)."""
+        if self.delta == 0.0 and math.isfinite(self.epsilon):
+            return self.epsilon**2 / 2
+        return None
+
+    def guarantee(self) -> Guarantee:
+        return Guarantee(self.epsilon, self.delta)
+
+    def to_dict(self) -> dict[str, Any]:
+        fields = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        return {"type": type(self).__name__, **{k: _enc(v) for k, v in fields.items()}}
+
+    @staticmethod
+    def from_dict(data: dict[str, Any]) -> Entry:
+        data = dict(data)
+        name = data.pop("type")
+        cls = _REGISTRY.get(name)
+        if cls is None:
+            raise UnsupportedEntryError(
+                f"Unknown ledger entry type {name!r}; this ledger was written by a newer "
+                "privet. Upgrade privet to read it."
+            )
+        return cls(**{k: _dec(v) for k, v in data.items()})
+
+
+def _enc(v: Any) -> Any:
+    if isinstance(v, float) and not math.isfinite(v):
+        return "inf" if v > 0 else "-inf"
+    return v
+
+
+def _dec(v: Any) -> Any:
+    if v == "inf":
+        return math.inf
+    return v
+
+
+@register_entry
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PureDP(Entry):
+    """A release that is epsilon-DP by an argument stated elsewhere."""
+
+    epsilon: float
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
+
+
+@register_entry
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ApproxDP(Entry):
+    """A release that is (epsilon, delta)-DP."""
+
+    epsilon: float
+    delta: float
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
+        object.__setattr__(self, "delta", check_delta(self.delta))
+
+
+@register_entry
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Laplace(Entry):
+    """Adds Laplace(0, scale) noise per coordinate to a query of L1 sensitivity
+    ``sensitivity``: epsilon = sensitivity / scale, delta = 0 (Dwork et al. 2006).
+    Covers the discrete Laplace (two-sided geometric) with the same scale."""
+
+    scale: float
+    sensitivity: float
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "scale", _positive(self.scale, "scale", "Laplace"))
+        object.__setattr__(
+            self, "sensitivity", _positive(self.sensitivity, "sensitivity", "Laplace")
+        )
+
+    @property
+    def epsilon(self) -> float:
+        return self.sensitivity / self.scale
+
+
+@register_entry
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Gaussian(Entry):
+    """Adds N(0, sigma^2) noise per coordinate to a query of L2 sensitivity
+    ``sensitivity``: rho = sensitivity^2 / (2 sigma^2)-zCDP (Bun & Steinke 2016,
+    Prop. 1.6). ``epsilon``/``delta`` is an optional (epsilon, delta) statement of
+    the same release (e.g. the analytic Gaussian calibration); without one, only
+    the zCDP view is used and the ledger needs delta > 0 in its budget."""
+
+    sigma: float
+    sensitivity: float
+    epsilon: float = math.inf
+    delta: float = 0.0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "sigma", _positive(self.sigma, "sigma", "Gaussian"))
+        object.__setattr__(
+            self, "sensitivity", _positive(self.sensitivity, "sensitivity", "Gaussian")
+        )
+        object.__setattr__(self, "epsilon", check_epsilon(self.epsilon, allow_inf=True))
+        object.__setattr__(self, "delta", check_delta(self.delta))
+
+    @property
+    def rho(self) -> float:
+        return self.sensitivity**2 / (2 * self.sigma**2)
+
+
+@register_entry
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ZCDP(Entry):
+    """A release that is rho-zCDP (e.g. an OpenDP measurement into
+    ZeroConcentratedDivergence)."""
+
+    rho: float
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "rho", check_epsilon(self.rho, "rho"))
+
+    @property
+    def epsilon(self) -> float:
+        return math.inf
+
+
+@register_entry
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Exponential(Entry):
+    """Exponential mechanism (McSherry & Talwar 2007) over a finite candidate set
+    with utility of sensitivity ``sensitivity``: probabilities proportional to
+    exp(epsilon u / (2 sensitivity)), or exp(epsilon u / sensitivity) when the
+    utility is monotone; epsilon-DP either way. Report-noisy-max with Gumbel
+    noise is the same distribution and is recorded with this entry."""
+
+    epsilon: float
+    sensitivity: float
+    monotone: bool = False
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "epsilon", _positive(self.epsilon, "epsilon", "Exponential"))
+        object.__setattr__(
+            self, "sensitivity", _positive(self.sensitivity, "sensitivity", "Exponential")
+        )
+
+
+@register_entry
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LocalRandomiser(Entry):
+    """Each record is perturbed by its owner with an epsilon-LDP randomiser
+    (Piecewise, Duchi et al., randomised response, local Laplace). Local DP per
+    record implies central epsilon-DP for the collection of reports."""
+
+    epsilon: float
+    randomiser: str = ""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "epsilon", _positive(self.epsilon, "epsilon", "LocalRandomiser"))
+
+
+@register_entry
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NonPrivate(Entry):
+    """An aggregate revealed in the clear (exact counts, exact errors, a split
+    chosen on exact scores): no DP guarantee, epsilon = infinity. Only a ledger
+    whose budget is :meth:`Guarantee.unbounded` accepts it."""
+
+    reason: str
+
+    @property
+    def epsilon(self) -> float:
+        return math.inf
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """What a paper claims for a step, recorded next to the proven value.
+
+    The ledger never composes claims; they are shown side by side with what it
+    proves so that a reader can see where the two differ and why.
+    """
+
+    epsilon: float
+    delta: float = 0.0
+    source: str = ""
+    note: str = ""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "epsilon", check_epsilon(self.epsilon, allow_inf=True))
+        object.__setattr__(self, "delta", check_delta(self.delta))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "epsilon": _enc(self.epsilon),
+            "delta": self.delta,
+            "source": self.source,
+            "note": self.note,
+        }
+
+    @staticmethod
+    def from_dict(data: dict[str, Any]) -> Claim:
+        return Claim(_dec(data["epsilon"]), data["delta"], data["source"], data["note"])
+
+
+def as_entry(value: Entry | Guarantee | float) -> Entry:
+    """Accept a Guarantee or a bare epsilon where an entry is expected."""
+    if isinstance(value, Entry):
+        return value
+    if isinstance(value, Guarantee):
+        if value.delta == 0.0:
+            return PureDP(epsilon=value.epsilon)
+        return ApproxDP(epsilon=value.epsilon, delta=value.delta)
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return PureDP(epsilon=value)
+    raise InvalidParameterError(
+        f"Expected a ledger Entry, a Guarantee or an epsilon, got {value!r} "
+        f"of type {type(value).__name__}."
+    )

@@ -1,0 +1,914 @@
+"""The privacy ledger: scopes, charges, reservations and the budget check.
+
+Every private data access is charged to a :class:`Scope`. Scopes form a tree
+that mirrors how the data is split (see :mod:`privet.ledger.composition` for the
+rules); the ledger composes the tree and refuses any charge or reservation that
+would take the total over the budget *before* the caller touches data.
+
+Reservations. ``with ledger.reserve(plan):`` sets aside the planned cost. While
+the reservation is open, charges made inside it are checked against the
+reservation, and everyone else sees the full reserved amount as spent. When the
+block exits (normally or by an exception) the reservation closes: the charges
+made in it stay (charged means released), the unused rest returns to the budget.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import json
+import math
+import os
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from privet.errors import BudgetExceededError, InvalidParameterError, PrivetError
+from privet.ledger.composition import (
+    ZERO,
+    Bound,
+    Cost,
+    amplify,
+    best_guarantee,
+    check_sampling,
+    parallel,
+    sequential,
+)
+from privet.ledger.entries import Claim, Entry, NonPrivate, as_entry
+from privet.ledger.guarantee import Guarantee
+from privet.ledger.plan import PlanNode
+from privet.ledger.relation import NeighbouringRelation, check_relation
+
+SETTLED = None  # bucket of charges that are not inside an open reservation
+
+
+@dataclass(frozen=True, slots=True)
+class ChargeRecord:
+    """One committed charge, as stored.
+
+    ``relation`` is the neighbouring relation the mechanism's analysis assumed,
+    ``sensitivity`` the sensitivity it was calibrated for, ``caller``/``step``
+    the learner and the step of its algorithm that charged it.
+    """
+
+    id: int
+    scope_id: int
+    path: str
+    entry: Entry
+    mechanism: str
+    sensitivity: float | None
+    relation: str
+    caller: str
+    step: str
+    claim: Claim | None
+    timestamp: float
+    reservation: int | None
+
+    @property
+    def guarantee(self) -> Guarantee:
+        return self.entry.guarantee()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "scope_id": self.scope_id,
+            "path": self.path,
+            "entry": self.entry.to_dict(),
+            "mechanism": self.mechanism,
+            "sensitivity": self.sensitivity,
+            "relation": self.relation,
+            "caller": self.caller,
+            "step": self.step,
+            "claim": None if self.claim is None else self.claim.to_dict(),
+            "timestamp": self.timestamp,
+            "reservation": self.reservation,
+        }
+
+    @staticmethod
+    def from_dict(d: dict[str, Any]) -> ChargeRecord:
+        return ChargeRecord(
+            id=d["id"],
+            scope_id=d["scope_id"],
+            path=d["path"],
+            entry=Entry.from_dict(d["entry"]),
+            mechanism=d["mechanism"],
+            sensitivity=d["sensitivity"],
+            relation=d["relation"],
+            caller=d["caller"],
+            step=d["step"],
+            claim=None if d["claim"] is None else Claim.from_dict(d["claim"]),
+            timestamp=d["timestamp"],
+            reservation=d["reservation"],
+        )
+
+
+@dataclass
+class _Group:
+    id: int
+    parent: int
+    kind: str  # "partition" | "subsample"
+    stable: bool = False
+    rate: float = 1.0
+    method: str = ""
+    members: list[int] = field(default_factory=list)
+
+
+@dataclass
+class _Node:
+    id: int
+    parent: int | None
+    group: int | None
+    label: str
+    path: str
+    own: dict[int | None, Cost] = field(default_factory=dict)
+    groups: list[int] = field(default_factory=list)
+    buckets: set[int | None] = field(default_factory=set)
+    charges: list[int] = field(default_factory=list)
+
+
+@dataclass
+class _ReservationState:
+    id: int
+    amount: Guarantee
+    status: str  # "open" | "closed"
+    caller: str
+    pid: int
+    host: str
+    created: float
+
+
+class Scope:
+    """A node of the ledger's scope tree: one set of records.
+
+    Charges in a scope compose sequentially. :meth:`partition` splits the
+    records into disjoint parts (parallel composition); :meth:`subsample` draws
+    a random subset (amplification).
+    """
+
+    __slots__ = ("_id", "_ledger")
+
+    def __init__(self, ledger: Ledger, node_id: int) -> None:
+        self._ledger = ledger
+        self._id = node_id
+
+    @property
+    def id(self) -> int:
+        return self._id
+
+    @property
+    def path(self) -> str:
+        return self._ledger._nodes[self._id].path
+
+    @property
+    def label(self) -> str:
+        return self._ledger._nodes[self._id].label
+
+    @property
+    def ledger(self) -> Ledger:
+        return self._ledger
+
+    def __repr__(self) -> str:
+        return f"Scope({self.path!r})"
+
+    def partition(self, labels: int | Sequence[str], *, stable: bool = False) -> tuple[Scope, ...]:
+        """Split this scope's records into disjoint parts.
+
+        Parameters
+        ----------
+        labels : int or sequence of str
+            The number of parts, or one label per part.
+        stable : bool, default=False
+            True when the part a record goes to is fixed by who holds it and
+            not by its values (horizontal partitioning over data owners). Under
+            replace-one neighbours a non-stable partition costs its two
+            costliest parts, since a replaced record can change part.
+        """
+        if isinstance(labels, int) and not isinstance(labels, bool):
+            if labels < 1:
+                raise InvalidParameterError(f"A partition needs at least one part, got {labels}.")
+            names = [str(i) for i in range(labels)]
+        else:
+            names = [str(x) for x in labels]
+            if not names:
+                raise InvalidParameterError("A partition needs at least one part label.")
+            if len(set(names)) != len(names):
+                raise InvalidParameterError(f"Partition labels must be distinct, got {names!r}.")
+        return self._ledger._add_group(self._id, "partition", names, stable=stable)
+
+    def subsample(self, rate: float, method: str = "poisson") -> Scope:
+        """A random subset of this scope's records, drawn with ``method`` at ``rate``.
+
+        ``"poisson"``: each record independently with probability ``rate``
+        (add/remove ledgers). ``"without_replacement"``: m of the n records,
+        ``rate = m / n`` (replace-one ledgers).
+        """
+        check_sampling(rate, method, self._ledger.relation)
+        (child,) = self._ledger._add_group(
+            self._id, "subsample", [f"{method}@{float(rate):g}"], rate=float(rate), method=method
+        )
+        return child
+
+    def charge(
+        self,
+        entry: Entry | Guarantee | float,
+        *,
+        mechanism: str,
+        sensitivity: float | None = None,
+        relation: NeighbouringRelation | str | None = None,
+        caller: str = "",
+        step: str = "",
+        claim: Claim | None = None,
+    ) -> ChargeRecord:
+        """Check the budget and commit one charge; raise before committing if it does not fit.
+
+        Call this *before* releasing the value the charge pays for.
+        """
+        entry = as_entry(entry)
+        check_relation(self._ledger.relation, relation, f"Mechanism {mechanism!r}")
+        return self._ledger._charge(
+            self._id, entry, mechanism, sensitivity, caller, step, claim, commit=True
+        )
+
+    def can_charge(self, entry: Entry | Guarantee | float) -> bool:
+        """Dry run of :meth:`charge`: whether it would fit now. Charges nothing."""
+        try:
+            self._ledger._charge(
+                self._id, as_entry(entry), "dry-run", None, "", "", None, commit=False
+            )
+        except BudgetExceededError:
+            return False
+        return True
+
+    def spent(self) -> Guarantee:
+        """Composed cost of everything charged in this scope and below."""
+        return self._ledger._subtree_bound(self._id).guarantee
+
+    def run(
+        self,
+        measurement: Any,
+        data: Any,
+        d_in: Any,
+        *,
+        caller: str = "",
+        step: str = "",
+        claim: Claim | None = None,
+    ) -> Any:
+        """Charge an OpenDP measurement's privacy map at ``d_in``, then invoke it.
+
+        Pure DP (MaxDivergence), zCDP (ZeroConcentratedDivergence) and
+        approximate DP (Approximate(MaxDivergence)) measurements are accepted.
+        """
+        from privet.ledger.opendp_bridge import entry_for_measurement
+
+        entry, mechanism = entry_for_measurement(measurement, d_in, self._ledger.relation)
+        self.charge(entry, mechanism=mechanism, caller=caller, step=step, claim=claim)
+        return measurement(data)
+
+
+class Reservation:
+    """A planned cost set aside; a context manager (see module docstring)."""
+
+    def __init__(self, ledger: Ledger, state: _ReservationState) -> None:
+        self._ledger = ledger
+        self._state = state
+        self._token: contextvars.Token[Any] | None = None
+
+    @property
+    def id(self) -> int:
+        return self._state.id
+
+    @property
+    def amount(self) -> Guarantee:
+        return self._state.amount
+
+    @property
+    def is_open(self) -> bool:
+        return self._state.status == "open"
+
+    def used(self) -> Guarantee:
+        """Composed cost of the charges made inside this reservation so far."""
+        bucket = self._state.id if self.is_open else None
+        cost = self._ledger._cost(self._ledger._root_id, bucket, only=self._state.id)
+        return best_guarantee(cost, self.amount.delta).guarantee
+
+    def __enter__(self) -> Reservation:
+        self._token = self._ledger._active.set(self)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._token is not None:
+            self._ledger._active.reset(self._token)
+            self._token = None
+        self.close()
+
+    def close(self) -> None:
+        """Return the unused rest of the reservation to the budget."""
+        if self.is_open:
+            self._ledger._close_reservation(self._state.id)
+
+    def __repr__(self) -> str:
+        state = "open" if self.is_open else "closed"
+        return f"Reservation(#{self.id}, {self.amount}, {state})"
+
+
+class Ledger:
+    """A privacy budget for one dataset, and everything charged against it.
+
+    Parameters
+    ----------
+    budget : Guarantee or float
+        The total (epsilon, delta) the dataset may ever spend through this ledger.
+    relation : {"add_remove", "replace_one"}, default="add_remove"
+        The neighbouring relation every charge is analysed under.
+    dataset : str, default="dataset"
+        Name of the dataset, the label of the root scope.
+
+    Examples
+    --------
+    >>> from privet.ledger import Ledger, Guarantee
+    >>> led = Ledger(budget=Guarantee(1.0))
+    >>> left, right = led.root.partition(2)
+    >>> _ = left.charge(Guarantee(0.3), mechanism="laplace")
+    >>> _ = right.charge(Guarantee(0.5), mechanism="laplace")
+    >>> led.spent()
+    Guarantee(epsilon=0.5, delta=0.0)
+    """
+
+    def __init__(
+        self,
+        budget: Guarantee | float,
+        *,
+        relation: NeighbouringRelation | str = NeighbouringRelation.ADD_REMOVE,
+        dataset: str = "dataset",
+    ) -> None:
+        self._setup(budget, relation, dataset, root_id=1)
+
+    def _setup(
+        self,
+        budget: Guarantee | float,
+        relation: NeighbouringRelation | str,
+        dataset: str,
+        *,
+        root_id: int,
+    ) -> None:
+        if not isinstance(budget, Guarantee):
+            budget = Guarantee(budget)
+        if not str(dataset):
+            raise InvalidParameterError("A ledger needs a non-empty dataset name.")
+        self.budget = budget
+        self.relation = NeighbouringRelation.parse(relation)
+        self.dataset = str(dataset)
+        self._lock = threading.RLock()
+        self._active: contextvars.ContextVar[Reservation | None] = contextvars.ContextVar(
+            f"privet-reservation-{id(self)}", default=None
+        )
+        self._nodes: dict[int, _Node] = {}
+        self._groups: dict[int, _Group] = {}
+        self._charges: dict[int, ChargeRecord] = {}
+        self._reservations: dict[int, _ReservationState] = {}
+        self._cache: dict[tuple[int, int | None], Cost] = {}
+        self._paths: set[str] = set()
+        self._next_id = {"scope": 1, "group": 1, "charge": 1, "reservation": 1}
+        self._root_id = self._new_node_local(root_id, None, None, self.dataset, self.dataset)
+        self._next_id["scope"] = root_id + 1
+
+    # ------------------------------------------------------------------ public
+    @classmethod
+    def open(
+        cls,
+        path: str | os.PathLike[str],
+        dataset: str,
+        budget: Guarantee | float | None = None,
+        *,
+        relation: NeighbouringRelation | str | None = None,
+        timeout: float = 60.0,
+    ) -> Ledger:
+        """A durable ledger in a SQLite file, shared by every process that opens it.
+
+        The first open of ``dataset`` in the file needs ``budget`` (and fixes
+        ``relation``, default add/remove); later opens may omit them, and must
+        agree with the stored values if they give them.
+        """
+        from privet.ledger.sqlite_store import SQLiteLedger
+
+        return SQLiteLedger._open(path, dataset, budget, relation, timeout)
+
+    @property
+    def root(self) -> Scope:
+        """The dataset's scope: the root of the scope tree."""
+        return Scope(self, self._root_id)
+
+    def spent(self) -> Guarantee:
+        """Composed cost of every charge committed so far (reservations not included)."""
+        with self._lock:
+            self._refresh()
+            return self._bound_all().guarantee
+
+    def spent_bound(self) -> Bound:
+        """Like :meth:`spent`, with the accountant that proved it."""
+        with self._lock:
+            self._refresh()
+            return self._bound_all()
+
+    def reserved(self) -> Guarantee:
+        """Sum of the open reservations' amounts (basic composition)."""
+        with self._lock:
+            self._refresh()
+            eps = math.fsum(r.amount.epsilon for r in self._open_reservations())
+            delta = math.fsum(r.amount.delta for r in self._open_reservations())
+            return Guarantee(eps, min(delta, 1 - 1e-16))
+
+    def remaining(self) -> Guarantee:
+        """What can still be charged: the budget less committed charges and open reservations."""
+        with self._lock:
+            self._refresh()
+            used = self._global_bound(ZERO, extra_reservation=None).guarantee
+            return Guarantee(
+                max(0.0, self.budget.epsilon - used.epsilon)
+                if math.isfinite(self.budget.epsilon)
+                else math.inf,
+                max(0.0, self.budget.delta - used.delta),
+            )
+
+    def plan_cost(self, plan: PlanNode | Guarantee | Entry | float) -> Guarantee:
+        """The guarantee the ledger proves for a plan, without charging it."""
+        if isinstance(plan, PlanNode):
+            return best_guarantee(plan.cost(self.relation), self.budget.delta).guarantee
+        return as_entry(plan).guarantee()
+
+    def reserve(
+        self, plan: PlanNode | Guarantee | Entry | float, *, caller: str = ""
+    ) -> Reservation:
+        """Set aside a plan's cost; raise :class:`BudgetExceededError` if it does not fit.
+
+        Use as a context manager around the code that reads the private data.
+        """
+        amount = self.plan_cost(plan)
+        if not caller and hasattr(plan, "caller"):
+            caller = str(plan.caller)
+        with self._lock:
+            state = self._reserve(amount, caller)
+        return Reservation(self, state)
+
+    @property
+    def charges(self) -> list[ChargeRecord]:
+        """Every committed charge, oldest first."""
+        with self._lock:
+            self._refresh()
+            return [self._charges[k] for k in sorted(self._charges)]
+
+    def claims(self) -> list[ChargeRecord]:
+        """The charges that carry a paper's claim, for claimed-vs-proven tables."""
+        return [c for c in self.charges if c.claim is not None]
+
+    def report(self, *, max_parts: int = 3) -> Any:
+        """A rich renderable of the scope tree with costs, charges and claims."""
+        from privet.ledger.report import render_tree
+
+        with self._lock:
+            self._refresh()
+            return render_tree(self, max_parts=max_parts)
+
+    def print_report(self, **kwargs: Any) -> None:
+        from rich.console import Console
+
+        Console().print(self.report(**kwargs))
+
+    def to_json(self) -> str:
+        """Everything in the ledger as JSON; :meth:`from_json` restores it exactly."""
+        with self._lock:
+            self._refresh()
+            data = {
+                "format": "privet-ledger",
+                "version": 1,
+                "dataset": self.dataset,
+                "budget": _guarantee_dict(self.budget),
+                "relation": self.relation.value,
+                "groups": [
+                    {
+                        "id": g.id,
+                        "parent": g.parent,
+                        "kind": g.kind,
+                        "stable": g.stable,
+                        "rate": g.rate,
+                        "method": g.method,
+                        "members": [{"id": m, "label": self._nodes[m].label} for m in g.members],
+                    }
+                    for g in (self._groups[k] for k in sorted(self._groups))
+                ],
+                "charges": [self._charges[k].to_dict() for k in sorted(self._charges)],
+                "reservations": [
+                    {
+                        "id": r.id,
+                        "amount": _guarantee_dict(r.amount),
+                        "status": r.status,
+                        "caller": r.caller,
+                        "pid": r.pid,
+                        "host": r.host,
+                        "created": r.created,
+                    }
+                    for r in (self._reservations[k] for k in sorted(self._reservations))
+                ],
+            }
+            return json.dumps(data, indent=1)
+
+    @classmethod
+    def from_json(cls, text: str) -> Ledger:
+        """An in-memory ledger with exactly the content of :meth:`to_json`'s output."""
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise InvalidParameterError(f"Not a privet ledger JSON document: {exc}.") from None
+        if not isinstance(data, dict) or data.get("format") != "privet-ledger":
+            raise InvalidParameterError(
+                "Not a privet ledger JSON document (missing format 'privet-ledger')."
+            )
+        led = cls(
+            _guarantee_from(data["budget"]), relation=data["relation"], dataset=data["dataset"]
+        )
+        for g in data["groups"]:
+            led._apply_group(
+                g["id"],
+                g["parent"],
+                g["kind"],
+                [(m["id"], m["label"]) for m in g["members"]],
+                stable=g["stable"],
+                rate=g["rate"],
+                method=g["method"],
+            )
+        for r in data["reservations"]:
+            led._reservations[r["id"]] = _ReservationState(
+                r["id"],
+                _guarantee_from(r["amount"]),
+                r["status"],
+                r["caller"],
+                r["pid"],
+                r["host"],
+                r["created"],
+            )
+            led._next_id["reservation"] = max(led._next_id["reservation"], r["id"] + 1)
+        for c in data["charges"]:
+            led._apply_charge(ChargeRecord.from_dict(c))
+        return led
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(dataset={self.dataset!r}, budget={self.budget}, "
+            f"relation={self.relation.value!r}, spent={self.spent()})"
+        )
+
+    # ---------------------------------------------------------------- model
+    def _refresh(self) -> None:
+        """Bring the in-memory model up to date with the store (no-op in memory)."""
+
+    def _new_node_local(
+        self, node_id: int, parent: int | None, group: int | None, label: str, path: str
+    ) -> int:
+        self._nodes[node_id] = _Node(node_id, parent, group, label, path)
+        self._paths.add(path)
+        return node_id
+
+    def _apply_group(
+        self,
+        group_id: int,
+        parent: int,
+        kind: str,
+        members: list[tuple[int, str]],
+        *,
+        stable: bool = False,
+        rate: float = 1.0,
+        method: str = "",
+    ) -> list[int]:
+        parent_node = self._nodes[parent]
+        group = _Group(group_id, parent, kind, stable, rate, method)
+        self._groups[group_id] = group
+        parent_node.groups.append(group_id)
+        for node_id, label in members:
+            path = (
+                f"{parent_node.path}/{label}"
+                if kind == "partition"
+                else (f"{parent_node.path}/[{label}]")
+            )
+            path = f"{path}#{group_id}" if path in self._paths else path
+            self._new_node_local(node_id, parent, group_id, label, path)
+            group.members.append(node_id)
+            self._next_id["scope"] = max(self._next_id["scope"], node_id + 1)
+        self._next_id["group"] = max(self._next_id["group"], group_id + 1)
+        return group.members
+
+    def _add_group(
+        self,
+        parent: int,
+        kind: str,
+        labels: list[str],
+        *,
+        stable: bool = False,
+        rate: float = 1.0,
+        method: str = "",
+    ) -> tuple[Scope, ...]:
+        with self._lock:
+            gid = self._next_id["group"]
+            first = self._next_id["scope"]
+            members = [(first + i, lab) for i, lab in enumerate(labels)]
+            ids = self._apply_group(
+                gid, parent, kind, members, stable=stable, rate=rate, method=method
+            )
+            return tuple(Scope(self, i) for i in ids)
+
+    def _bucket_of(self, reservation: int | None) -> int | None:
+        if reservation is None:
+            return SETTLED
+        state = self._reservations.get(reservation)
+        return reservation if state is not None and state.status == "open" else SETTLED
+
+    def _apply_charge(self, record: ChargeRecord) -> None:
+        """Add a committed charge to the in-memory model."""
+        self._charges[record.id] = record
+        self._next_id["charge"] = max(self._next_id["charge"], record.id + 1)
+        self._add_cost(record.scope_id, self._bucket_of(record.reservation), Cost.of(record.entry))
+        self._nodes[record.scope_id].charges.append(record.id)
+
+    def _add_cost(self, node_id: int, bucket: int | None, cost: Cost) -> None:
+        node = self._nodes[node_id]
+        node.own[bucket] = node.own.get(bucket, ZERO) + cost
+        cur: int | None = node_id
+        while cur is not None:
+            n = self._nodes[cur]
+            n.buckets.add(bucket)
+            self._cache.pop((cur, bucket), None)
+            cur = n.parent
+
+    def _cost(self, node_id: int, bucket: int | None, only: int | None = None) -> Cost:
+        """Composed cost of a subtree, counting the charges of one bucket.
+
+        With ``only`` set, count the charges made inside that reservation,
+        whatever their bucket now (used for a closed reservation's usage).
+        """
+        if only is not None and bucket is SETTLED:
+            return self._cost_filtered(node_id, lambda rec: rec.reservation == only)
+        key = (node_id, bucket)
+        cached = self._cache.get(key)
+        if cached is not None:
+            return cached
+        node = self._nodes[node_id]
+        parts = [node.own.get(bucket, ZERO)]
+        for gid in node.groups:
+            group = self._groups[gid]
+            members = [m for m in group.members if bucket in self._nodes[m].buckets]
+            if not members:
+                continue
+            if group.kind == "partition":
+                costs = [self._cost(m, bucket) for m in members]
+                parts.append(parallel(costs, self.relation, stable=group.stable))
+            else:
+                parts.append(self._amplified(self._cost(members[0], bucket), group))
+        cost = sequential(parts)
+        self._cache[key] = cost
+        return cost
+
+    def _cost_filtered(self, node_id: int, keep: Callable[[ChargeRecord], bool]) -> Cost:
+        node = self._nodes[node_id]
+        parts = [Cost.of(self._charges[c].entry) for c in node.charges if keep(self._charges[c])]
+        for gid in node.groups:
+            group = self._groups[gid]
+            costs = [self._cost_filtered(m, keep) for m in group.members]
+            if group.kind == "partition":
+                parts.append(parallel(costs, self.relation, stable=group.stable))
+            elif not costs[0].is_zero:
+                parts.append(self._amplified(costs[0], group))
+        return sequential(parts)
+
+    def _amplified(self, child: Cost, group: _Group) -> Cost:
+        # Amplify the child's basic composition; if it has only a zCDP view
+        # (infinite basic epsilon), its best bound at the budget's delta.
+        g = Guarantee(child.eps, min(child.delta, 1 - 1e-16))
+        if math.isinf(g.epsilon) and self.budget.delta > 0:
+            g = best_guarantee(child, self.budget.delta).guarantee
+        return Cost.of_guarantee(amplify(g, group.rate, group.method, self.relation))
+
+    def _open_reservations(self) -> list[_ReservationState]:
+        return [r for r in self._reservations.values() if r.status == "open"]
+
+    def _bound_all(self) -> Bound:
+        """Bound of every committed charge, whether or not its reservation is open."""
+        return best_guarantee(self._subtree_cost(self._root_id), self.budget.delta)
+
+    def _subtree_cost(self, node_id: int) -> Cost:
+        cost = self._cost(node_id, SETTLED)
+        for r in self._open_reservations():
+            cost = cost + self._cost(node_id, r.id)
+        return cost
+
+    def _subtree_bound(self, node_id: int) -> Bound:
+        with self._lock:
+            self._refresh()
+            return best_guarantee(self._subtree_cost(node_id), self.budget.delta)
+
+    def _global_bound(self, extra: Cost, extra_reservation: Guarantee | None) -> Bound:
+        """Settled charges, plus open reservations at their full amount, plus extra."""
+        costs = [self._cost(self._root_id, SETTLED), extra]
+        amounts = [r.amount for r in self._open_reservations()]
+        if extra_reservation is not None:
+            amounts.append(extra_reservation)
+        costs += [_reservation_cost(a) for a in amounts]
+        return best_guarantee(sequential(costs), self.budget.delta)
+
+    # ---------------------------------------------------------------- checks
+    @contextlib.contextmanager
+    def _tentative(self, node_id: int, bucket: int | None, cost: Cost) -> Iterator[None]:
+        """Add a cost for the duration of a check, then restore the model exactly."""
+        node = self._nodes[node_id]
+        old = node.own.get(bucket)
+        lacking = []
+        cur: int | None = node_id
+        while cur is not None:
+            if bucket not in self._nodes[cur].buckets:
+                lacking.append(cur)
+            cur = self._nodes[cur].parent
+        self._add_cost(node_id, bucket, cost)
+        try:
+            yield
+        finally:
+            if old is None:
+                del node.own[bucket]
+            else:
+                node.own[bucket] = old
+            for n in lacking:
+                self._nodes[n].buckets.discard(bucket)
+            cur = node_id
+            while cur is not None:
+                self._cache.pop((cur, bucket), None)
+                cur = self._nodes[cur].parent
+
+    def _check_charge(self, node_id: int, entry: Entry, reservation: Reservation | None) -> None:
+        """Raise BudgetExceededError if the charge does not fit; change nothing."""
+        if isinstance(entry, NonPrivate) and math.isfinite(self.budget.epsilon):
+            raise BudgetExceededError(
+                f"A non-private release ({entry.reason}) has no DP guarantee (epsilon = "
+                f"infinity) and cannot be charged to the finite budget {self.budget} of "
+                f"dataset {self.dataset!r}; use the learner's sound variant, or a ledger "
+                "with budget=Guarantee.unbounded() if you accept the leak knowingly."
+            )
+        path = self._nodes[node_id].path
+        # The cost of a tree is not additive: add tentatively, measure, restore.
+        if reservation is None:
+            with self._tentative(node_id, SETTLED, Cost.of(entry)):
+                bound = self._global_bound(ZERO, None)
+            if not bound.guarantee.fits_in(self.budget):
+                left = _left(self.budget, self._global_bound(ZERO, None).guarantee)
+                raise BudgetExceededError(
+                    f"Charging {entry.guarantee()} in scope {path!r} would bring dataset "
+                    f"{self.dataset!r} to {bound.guarantee} ({bound.method} composition), "
+                    f"over its budget {self.budget}; {left} is left. Lower epsilon, or use "
+                    "a new dataset budget."
+                )
+            return
+        with self._tentative(node_id, reservation.id, Cost.of(entry)):
+            cost = self._cost(self._root_id, reservation.id)
+        used = best_guarantee(cost, reservation.amount.delta)
+        if not used.guarantee.fits_in(reservation.amount):
+            raise BudgetExceededError(
+                f"Charging {entry.guarantee()} in scope {path!r} would use {used.guarantee} "
+                f"of reservation #{reservation.id}, which set aside {reservation.amount}; "
+                "the privacy plan under-estimated this call. Nothing was charged."
+            )
+
+    def _charge(
+        self,
+        node_id: int,
+        entry: Entry,
+        mechanism: str,
+        sensitivity: float | None,
+        caller: str,
+        step: str,
+        claim: Claim | None,
+        *,
+        commit: bool,
+    ) -> ChargeRecord:
+        reservation = self._active.get()
+        if reservation is not None and (reservation._ledger is not self or not reservation.is_open):
+            reservation = None
+        if not mechanism:
+            raise InvalidParameterError("A charge needs the name of its mechanism.")
+        with self._lock:
+            return self._commit_charge(
+                node_id, entry, mechanism, sensitivity, caller, step, claim, reservation, commit
+            )
+
+    def _commit_charge(
+        self,
+        node_id: int,
+        entry: Entry,
+        mechanism: str,
+        sensitivity: float | None,
+        caller: str,
+        step: str,
+        claim: Claim | None,
+        reservation: Reservation | None,
+        commit: bool,
+    ) -> ChargeRecord:
+        self._check_charge(node_id, entry, reservation)
+        record = self._make_record(
+            node_id, entry, mechanism, sensitivity, caller, step, claim, reservation
+        )
+        if commit:
+            self._apply_charge(record)
+        return record
+
+    def _make_record(
+        self,
+        node_id: int,
+        entry: Entry,
+        mechanism: str,
+        sensitivity: float | None,
+        caller: str,
+        step: str,
+        claim: Claim | None,
+        reservation: Reservation | None,
+    ) -> ChargeRecord:
+        return ChargeRecord(
+            id=self._next_id["charge"],
+            scope_id=node_id,
+            path=self._nodes[node_id].path,
+            entry=entry,
+            mechanism=mechanism,
+            sensitivity=None if sensitivity is None else float(sensitivity),
+            relation=self.relation.value,
+            caller=caller,
+            step=step,
+            claim=claim,
+            timestamp=time.time(),
+            reservation=None if reservation is None else reservation.id,
+        )
+
+    def _reserve(self, amount: Guarantee, caller: str) -> _ReservationState:
+        bound = self._global_bound(ZERO, amount)
+        if not bound.guarantee.fits_in(self.budget):
+            left = self._global_bound(ZERO, None).guarantee
+            raise BudgetExceededError(
+                f"Reserving {amount} for {caller or 'this call'} on dataset {self.dataset!r} "
+                f"exceeds its budget {self.budget}: "
+                f"{_left(self.budget, left)} is left. Lower epsilon or use a new dataset budget."
+            )
+        state = _ReservationState(
+            self._next_id["reservation"],
+            amount,
+            "open",
+            caller,
+            os.getpid(),
+            socket.gethostname(),
+            time.time(),
+        )
+        self._next_id["reservation"] += 1
+        self._reservations[state.id] = state
+        return state
+
+    def _close_reservation(self, rid: int) -> None:
+        with self._lock:
+            self._mark_closed(rid)
+
+    def _mark_closed(self, rid: int) -> None:
+        """Move the reservation's charges from its bucket to the settled one."""
+        state = self._reservations[rid]
+        if state.status == "closed":
+            return
+        state.status = "closed"
+        for node in self._nodes.values():
+            if rid in node.own:
+                cost = node.own.pop(rid)
+                node.own[SETTLED] = node.own.get(SETTLED, ZERO) + cost
+            if rid in node.buckets:
+                node.buckets.discard(rid)
+                node.buckets.add(SETTLED)
+        self._cache = {k: v for k, v in self._cache.items() if k[1] is not SETTLED and k[1] != rid}
+
+    def iter_scopes(self) -> Iterator[Scope]:
+        for k in sorted(self._nodes):
+            yield Scope(self, k)
+
+
+def _reservation_cost(amount: Guarantee) -> Cost:
+    # An (eps, delta) reservation composes as an approximate-DP release; only a
+    # pure one also has the zCDP view.
+    return Cost.of_guarantee(amount)
+
+
+def _guarantee_dict(g: Guarantee) -> dict[str, Any]:
+    return {"epsilon": "inf" if math.isinf(g.epsilon) else g.epsilon, "delta": g.delta}
+
+
+def _guarantee_from(d: dict[str, Any]) -> Guarantee:
+    eps = math.inf if d["epsilon"] == "inf" else d["epsilon"]
+    return Guarantee(eps, d["delta"])
+
+
+def _left(budget: Guarantee, used: Guarantee) -> Guarantee:
+    if math.isinf(budget.epsilon):
+        return budget
+    return Guarantee(max(0.0, budget.epsilon - used.epsilon), max(0.0, budget.delta - used.delta))
+
+
+__all__ = ["ChargeRecord", "Ledger", "PrivetError", "Reservation", "Scope"]

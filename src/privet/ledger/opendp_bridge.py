@@ -1,0 +1,53 @@
+"""Charging OpenDP measurements: read the privacy map, turn it into an entry."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from privet.errors import RelationMismatchError, UnsupportedEntryError
+from privet.ledger.entries import ZCDP, ApproxDP, Entry, PureDP
+from privet.ledger.relation import NeighbouringRelation
+
+
+def entry_for_measurement(
+    measurement: Any, d_in: Any, relation: NeighbouringRelation
+) -> tuple[Entry, str]:
+    """The ledger entry for ``measurement`` at input distance ``d_in``.
+
+    The relation is checked where OpenDP's input metric says it: a symmetric
+    (insert/delete) distance is add/remove, where one replaced record is a
+    distance of 2; change-one and Hamming distances are replace-one.
+    """
+    measure = str(measurement.output_measure)
+    metric = str(measurement.input_metric)
+    if relation is NeighbouringRelation.ADD_REMOVE and (
+        "ChangeOne" in metric or "Hamming" in metric
+    ):
+        raise RelationMismatchError(
+            f"The OpenDP measurement's input metric {metric} bounds replace-one changes, "
+            "but the ledger uses add/remove neighbours; build the measurement on "
+            "SymmetricDistance or open the ledger with relation='replace_one'."
+        )
+    if (
+        relation is NeighbouringRelation.REPLACE_ONE
+        and ("SymmetricDistance" in metric or "InsertDelete" in metric)
+        and float(d_in) < 2
+    ):
+        raise RelationMismatchError(
+            f"Under replace-one neighbours a replaced record is {metric} distance 2, "
+            f"got d_in={d_in!r}; pass d_in=2."
+        )
+    loss = measurement.map(d_in)
+    name = f"opendp[{measure}]"
+    if measure == "MaxDivergence":
+        return PureDP(epsilon=float(loss)), name
+    if measure == "ZeroConcentratedDivergence":
+        return ZCDP(rho=float(loss)), name
+    if measure.startswith("Approximate(MaxDivergence"):
+        eps, delta = loss
+        return ApproxDP(epsilon=float(eps), delta=float(delta)), name
+    raise UnsupportedEntryError(
+        f"Cannot charge an OpenDP measurement into {measure}; use a measurement into "
+        "MaxDivergence, ZeroConcentratedDivergence or Approximate(MaxDivergence) "
+        "(e.g. wrap a profile with dp.c.make_fix_delta)."
+    )
