@@ -15,13 +15,20 @@ bound off the same summary:
 Parallel composition of a partition group is the componentwise maximum over its
 parts under add/remove neighbours: a record lies in exactly one part, so the
 releases that see it form one chain, whose statistics are each at most the
-maximum, and every bound above is increasing in every statistic. Under
-replace-one neighbours a replaced record can leave one part and enter another
-(a decision tree splits on the record's own values), so two chains see it; the
-group then costs the componentwise sum of its two largest parts. A partition
-declared ``stable`` (the part a record goes to is fixed by who holds it, not by
-its values, e.g. horizontal partitioning over data owners) costs the maximum
-under both relations.
+maximum, and every bound above is increasing in every statistic.
+
+Under replace-one neighbours a replaced record can leave one part and its
+replacement enter another (a decision tree splits on the record's own values),
+so up to two chains see the change. Every scope therefore carries two costs:
+``single``, the costliest chain (one record added or removed below it), and
+``double``, the costliest way two chains can see the change (see
+:func:`group_pair`); the ledger's cost is the root's ``double``, which is at
+most twice its ``single`` and never exponential in the depth. This assumes each
+charge's guarantee also covers adding or removing one record in its scope,
+which holds for every counting mechanism in privet (the replace-one sensitivity
+bounds the add/remove one). A partition declared ``stable`` (the part a record
+goes to is fixed by who holds it, not by its values, e.g. horizontal
+partitioning over data owners) never splits a replaced pair.
 
 Subsampling amplification uses the exact bounds, never the linearised g*eps:
 Poisson sampling with rate g under add/remove, and sampling m of n without
@@ -131,30 +138,59 @@ def sequential(costs: Iterable[Cost]) -> Cost:
     return total
 
 
-def parallel(
-    costs: Sequence[Cost], relation: NeighbouringRelation, *, stable: bool = False
-) -> Cost:
-    """Cost of a partition group whose parts cost ``costs`` (module docstring)."""
-    if not costs:
-        return ZERO
-    if relation is NeighbouringRelation.ADD_REMOVE or stable or len(costs) == 1:
-        out = costs[0]
-        for c in costs[1:]:
-            out = out.maximum(c)
-        return out
-    # replace-one: componentwise sum of the two largest values
+def _top2_sum(costs: Sequence[Cost]) -> Cost:
     values = np.array([c._values() for c in costs], dtype=float)
     top2 = -np.partition(-values, 1, axis=0)[:2]
     return Cost(*top2.sum(axis=0).tolist())
 
 
-def parallel_repeated(
-    cost: Cost, count: int, relation: NeighbouringRelation, *, stable: bool = False
+def _maximum(costs: Sequence[Cost]) -> Cost:
+    out = costs[0]
+    for c in costs[1:]:
+        out = out.maximum(c)
+    return out
+
+
+Pair = tuple[Cost, Cost]
+
+
+def group_pair(
+    pairs: Sequence[Pair], relation: NeighbouringRelation, *, stable: bool = False
+) -> Pair:
+    """(single, double) cost of a partition group from its parts' (single, double).
+
+    ``single`` is the cost of the releases that can see one added or removed
+    record: one chain, so the maximum over parts. ``double`` (replace-one only)
+    is the cost when a replaced record leaves one part and its replacement
+    enters another: the two records either stay together inside one part (that
+    part's double) or sit in two different parts (the sum of two singles).
+    Under add/remove, double equals single.
+    """
+    if not pairs:
+        return ZERO, ZERO
+    single = _maximum([p[0] for p in pairs])
+    if relation is NeighbouringRelation.ADD_REMOVE:
+        return single, single
+    double = _maximum([p[1] for p in pairs])
+    if not stable and len(pairs) >= 2:
+        double = double.maximum(_top2_sum([p[0] for p in pairs]))
+    return single, double
+
+
+def parallel(
+    costs: Sequence[Cost], relation: NeighbouringRelation, *, stable: bool = False
 ) -> Cost:
-    """Cost of a partition group of ``count`` parts that each cost at most ``cost``."""
+    """Cost of a partition group whose parts are leaves costing ``costs``."""
+    return group_pair([(c, c) for c in costs], relation, stable=stable)[1]
+
+
+def parallel_repeated(
+    pair: Pair, count: int, relation: NeighbouringRelation, *, stable: bool = False
+) -> Pair:
+    """(single, double) of a partition group of ``count`` parts costing at most ``pair``."""
     if count < 1:
-        return ZERO
-    return parallel([cost] * min(count, 2), relation, stable=stable)
+        return ZERO, ZERO
+    return group_pair([pair] * min(count, 2), relation, stable=stable)
 
 
 def amplify(g: Guarantee, rate: float, method: str, relation: NeighbouringRelation) -> Guarantee:

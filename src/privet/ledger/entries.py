@@ -191,7 +191,10 @@ class Exponential(Entry):
     with utility of sensitivity ``sensitivity``: probabilities proportional to
     exp(epsilon u / (2 sensitivity)), or exp(epsilon u / sensitivity) when the
     utility is monotone; epsilon-DP either way. Report-noisy-max with Gumbel
-    noise is the same distribution and is recorded with this entry."""
+    noise is the same distribution and is recorded with this entry; it is also
+    (epsilon^2/8)-zCDP (Cesar & Rogers 2021, bounded range). Report-noisy-max
+    with exponential noise (permute-and-flip) is a different distribution: record
+    it as :class:`PureDP`."""
 
     epsilon: float
     sensitivity: float
@@ -199,6 +202,10 @@ class Exponential(Entry):
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "epsilon", _positive(self.epsilon, "epsilon", "Exponential"))
+
+    @property
+    def rho(self) -> float:
+        return self.epsilon**2 / 8
         object.__setattr__(
             self, "sensitivity", _positive(self.sensitivity, "sensitivity", "Exponential")
         )

@@ -31,10 +31,11 @@ from privet.ledger.composition import (
     ZERO,
     Bound,
     Cost,
+    Pair,
     amplify,
     best_guarantee,
     check_sampling,
-    parallel,
+    group_pair,
     sequential,
 )
 from privet.ledger.entries import Claim, Entry, NonPrivate, as_entry
@@ -43,6 +44,7 @@ from privet.ledger.plan import PlanNode
 from privet.ledger.relation import NeighbouringRelation, check_relation
 
 SETTLED = None  # bucket of charges that are not inside an open reservation
+GLOBAL = -1  # settled charges plus open reservations at their scopes: the budget check
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,6 +129,7 @@ class _Node:
     groups: list[int] = field(default_factory=list)
     buckets: set[int | None] = field(default_factory=set)
     charges: list[int] = field(default_factory=list)
+    reserved: dict[int, Cost] = field(default_factory=dict)  # open reservations here
 
 
 @dataclass
@@ -138,6 +141,7 @@ class _ReservationState:
     pid: int
     host: str
     created: float
+    scope_id: int = 0
 
 
 class Scope:
@@ -369,7 +373,7 @@ class Ledger:
         self._groups: dict[int, _Group] = {}
         self._charges: dict[int, ChargeRecord] = {}
         self._reservations: dict[int, _ReservationState] = {}
-        self._cache: dict[tuple[int, int | None], Cost] = {}
+        self._cache: dict[tuple[int, int | None], Pair] = {}
         self._paths: set[str] = set()
         self._next_id = {"scope": 1, "group": 1, "charge": 1, "reservation": 1}
         self._root_id = self._new_node_local(root_id, None, None, self.dataset, self.dataset)
@@ -425,7 +429,7 @@ class Ledger:
         """What can still be charged: the budget less committed charges and open reservations."""
         with self._lock:
             self._refresh()
-            used = self._global_bound(ZERO, extra_reservation=None).guarantee
+            used = self._global_bound().guarantee
             return Guarantee(
                 max(0.0, self.budget.epsilon - used.epsilon)
                 if math.isfinite(self.budget.epsilon)
@@ -440,17 +444,29 @@ class Ledger:
         return as_entry(plan).guarantee()
 
     def reserve(
-        self, plan: PlanNode | Guarantee | Entry | float, *, caller: str = ""
+        self,
+        plan: PlanNode | Guarantee | Entry | float,
+        *,
+        scope: Scope | None = None,
+        caller: str = "",
     ) -> Reservation:
         """Set aside a plan's cost; raise :class:`BudgetExceededError` if it does not fit.
 
         Use as a context manager around the code that reads the private data.
+        The reservation sits in ``scope`` (default: the root), so reservations in
+        disjoint parts of a partition compose in parallel like the charges they
+        stand for.
         """
         amount = self.plan_cost(plan)
         if not caller and hasattr(plan, "caller"):
             caller = str(plan.caller)
+        if scope is not None and scope.ledger is not self:
+            raise InvalidParameterError(
+                f"The scope {scope.path!r} belongs to another ledger; reserve on its own ledger."
+            )
+        node_id = self._root_id if scope is None else scope.id
         with self._lock:
-            state = self._reserve(amount, caller)
+            state = self._reserve(amount, caller, node_id)
         return Reservation(self, state)
 
     @property
@@ -509,6 +525,7 @@ class Ledger:
                         "pid": r.pid,
                         "host": r.host,
                         "created": r.created,
+                        "scope_id": r.scope_id,
                     }
                     for r in (self._reservations[k] for k in sorted(self._reservations))
                 ],
@@ -548,7 +565,10 @@ class Ledger:
                 r["pid"],
                 r["host"],
                 r["created"],
+                r["scope_id"],
             )
+            if r["status"] == "open":
+                led._place_reservation(r["scope_id"], r["id"], _guarantee_from(r["amount"]))
             led._next_id["reservation"] = max(led._next_id["reservation"], r["id"] + 1)
         for c in data["charges"]:
             led._apply_charge(ChargeRecord.from_dict(c))
@@ -634,11 +654,25 @@ class Ledger:
     def _add_cost(self, node_id: int, bucket: int | None, cost: Cost) -> None:
         node = self._nodes[node_id]
         node.own[bucket] = node.own.get(bucket, ZERO) + cost
+        self._touch(node_id, bucket)
+
+    def _invalidate(self, node_id: int, bucket: int | None) -> None:
+        keys = (bucket, GLOBAL) if bucket is SETTLED else (bucket,)
+        cur: int | None = node_id
+        while cur is not None:
+            for key in keys:
+                self._cache.pop((cur, key), None)
+            cur = self._nodes[cur].parent
+
+    def _touch(self, node_id: int, bucket: int | None) -> None:
+        """Mark a bucket present along the path to the root and drop stale caches."""
+        keys = (bucket, GLOBAL) if bucket is SETTLED or bucket == GLOBAL else (bucket,)
         cur: int | None = node_id
         while cur is not None:
             n = self._nodes[cur]
-            n.buckets.add(bucket)
-            self._cache.pop((cur, bucket), None)
+            for key in keys:
+                n.buckets.add(key)
+                self._cache.pop((cur, key), None)
             cur = n.parent
 
     def _cost(self, node_id: int, bucket: int | None, only: int | None = None) -> Cost:
@@ -648,38 +682,54 @@ class Ledger:
         whatever their bucket now (used for a closed reservation's usage).
         """
         if only is not None and bucket is SETTLED:
-            return self._cost_filtered(node_id, lambda rec: rec.reservation == only)
+            return self._pair_filtered(node_id, lambda rec: rec.reservation == only)[1]
+        return self._pair(node_id, bucket)[1]
+
+    def _pair(self, node_id: int, bucket: int | None) -> Pair:
+        """(single, double) cost of a subtree (see composition.group_pair)."""
         key = (node_id, bucket)
         cached = self._cache.get(key)
         if cached is not None:
             return cached
         node = self._nodes[node_id]
-        parts = [node.own.get(bucket, ZERO)]
+        own = node.own.get(bucket, ZERO)
+        if bucket == GLOBAL:
+            own = sequential([node.own.get(SETTLED, ZERO), *node.reserved.values()])
+        single, double = own, own
         for gid in node.groups:
             group = self._groups[gid]
             members = [m for m in group.members if bucket in self._nodes[m].buckets]
             if not members:
                 continue
-            if group.kind == "partition":
-                costs = [self._cost(m, bucket) for m in members]
-                parts.append(parallel(costs, self.relation, stable=group.stable))
-            else:
-                parts.append(self._amplified(self._cost(members[0], bucket), group))
-        cost = sequential(parts)
-        self._cache[key] = cost
-        return cost
+            pairs = [self._pair(m, bucket) for m in members]
+            s, d = self._group_pair(pairs, group)
+            single, double = single + s, double + d
+        pair = (single, double)
+        self._cache[key] = pair
+        return pair
 
-    def _cost_filtered(self, node_id: int, keep: Callable[[ChargeRecord], bool]) -> Cost:
+    def _group_pair(self, pairs: list[Pair], group: _Group) -> Pair:
+        if group.kind == "partition":
+            return group_pair(pairs, self.relation, stable=group.stable)
+        single, double = pairs[0]
+        amp_single = self._amplified(single, group)
+        amp_double = amp_single if double is single else self._amplified(double, group)
+        return amp_single, amp_double
+
+    def _pair_filtered(self, node_id: int, keep: Callable[[ChargeRecord], bool]) -> Pair:
         node = self._nodes[node_id]
-        parts = [Cost.of(self._charges[c].entry) for c in node.charges if keep(self._charges[c])]
+        own = sequential(
+            Cost.of(self._charges[c].entry) for c in node.charges if keep(self._charges[c])
+        )
+        single, double = own, own
         for gid in node.groups:
             group = self._groups[gid]
-            costs = [self._cost_filtered(m, keep) for m in group.members]
-            if group.kind == "partition":
-                parts.append(parallel(costs, self.relation, stable=group.stable))
-            elif not costs[0].is_zero:
-                parts.append(self._amplified(costs[0], group))
-        return sequential(parts)
+            pairs = [self._pair_filtered(m, keep) for m in group.members]
+            if group.kind != "partition" and pairs[0][1].is_zero:
+                continue
+            s, d = self._group_pair(pairs, group)
+            single, double = single + s, double + d
+        return single, double
 
     def _amplified(self, child: Cost, group: _Group) -> Cost:
         # Amplify the child's basic composition; if it has only a zCDP view
@@ -707,14 +757,9 @@ class Ledger:
             self._refresh()
             return best_guarantee(self._subtree_cost(node_id), self.budget.delta)
 
-    def _global_bound(self, extra: Cost, extra_reservation: Guarantee | None) -> Bound:
-        """Settled charges, plus open reservations at their full amount, plus extra."""
-        costs = [self._cost(self._root_id, SETTLED), extra]
-        amounts = [r.amount for r in self._open_reservations()]
-        if extra_reservation is not None:
-            amounts.append(extra_reservation)
-        costs += [_reservation_cost(a) for a in amounts]
-        return best_guarantee(sequential(costs), self.budget.delta)
+    def _global_bound(self) -> Bound:
+        """Settled charges plus open reservations at their scopes: what the budget must cover."""
+        return best_guarantee(self._cost(self._root_id, GLOBAL), self.budget.delta)
 
     # ---------------------------------------------------------------- checks
     @contextlib.contextmanager
@@ -738,10 +783,7 @@ class Ledger:
                 node.own[bucket] = old
             for n in lacking:
                 self._nodes[n].buckets.discard(bucket)
-            cur = node_id
-            while cur is not None:
-                self._cache.pop((cur, bucket), None)
-                cur = self._nodes[cur].parent
+            self._invalidate(node_id, bucket)
 
     def _check_charge(self, node_id: int, entry: Entry, reservation: Reservation | None) -> None:
         """Raise BudgetExceededError if the charge does not fit; change nothing."""
@@ -756,9 +798,9 @@ class Ledger:
         # The cost of a tree is not additive: add tentatively, measure, restore.
         if reservation is None:
             with self._tentative(node_id, SETTLED, Cost.of(entry)):
-                bound = self._global_bound(ZERO, None)
+                bound = self._global_bound()
             if not bound.guarantee.fits_in(self.budget):
-                left = _left(self.budget, self._global_bound(ZERO, None).guarantee)
+                left = _left(self.budget, self._global_bound().guarantee)
                 raise BudgetExceededError(
                     f"Charging {entry.guarantee()} in scope {path!r} would bring dataset "
                     f"{self.dataset!r} to {bound.guarantee} ({bound.method} composition), "
@@ -844,27 +886,40 @@ class Ledger:
             reservation=None if reservation is None else reservation.id,
         )
 
-    def _reserve(self, amount: Guarantee, caller: str) -> _ReservationState:
-        bound = self._global_bound(ZERO, amount)
+    def _reserve(self, amount: Guarantee, caller: str, node_id: int) -> _ReservationState:
+        rid = self._next_id["reservation"]
+        self._place_reservation(node_id, rid, amount)
+        bound = self._global_bound()
         if not bound.guarantee.fits_in(self.budget):
-            left = self._global_bound(ZERO, None).guarantee
+            self._unplace_reservation(node_id, rid)
+            left = self._global_bound().guarantee
             raise BudgetExceededError(
-                f"Reserving {amount} for {caller or 'this call'} on dataset {self.dataset!r} "
-                f"exceeds its budget {self.budget}: "
+                f"Reserving {amount} for {caller or 'this call'} in scope "
+                f"{self._nodes[node_id].path!r} would bring dataset {self.dataset!r} to "
+                f"{bound.guarantee}, over its budget {self.budget}: "
                 f"{_left(self.budget, left)} is left. Lower epsilon or use a new dataset budget."
             )
         state = _ReservationState(
-            self._next_id["reservation"],
+            rid,
             amount,
             "open",
             caller,
             os.getpid(),
             socket.gethostname(),
             time.time(),
+            node_id,
         )
         self._next_id["reservation"] += 1
         self._reservations[state.id] = state
         return state
+
+    def _place_reservation(self, node_id: int, rid: int, amount: Guarantee) -> None:
+        self._nodes[node_id].reserved[rid] = _reservation_cost(amount)
+        self._touch(node_id, GLOBAL)
+
+    def _unplace_reservation(self, node_id: int, rid: int) -> None:
+        self._nodes[node_id].reserved.pop(rid, None)
+        self._touch(node_id, GLOBAL)
 
     def _close_reservation(self, rid: int) -> None:
         with self._lock:
@@ -876,14 +931,16 @@ class Ledger:
         if state.status == "closed":
             return
         state.status = "closed"
+        if state.scope_id in self._nodes:
+            self._unplace_reservation(state.scope_id, rid)
         for node in self._nodes.values():
             if rid in node.own:
                 cost = node.own.pop(rid)
                 node.own[SETTLED] = node.own.get(SETTLED, ZERO) + cost
             if rid in node.buckets:
                 node.buckets.discard(rid)
-                node.buckets.add(SETTLED)
-        self._cache = {k: v for k, v in self._cache.items() if k[1] is not SETTLED and k[1] != rid}
+                node.buckets.update((SETTLED, GLOBAL))
+        self._cache = {k: v for k, v in self._cache.items() if k[1] not in (SETTLED, GLOBAL, rid)}
 
     def iter_scopes(self) -> Iterator[Scope]:
         for k in sorted(self._nodes):

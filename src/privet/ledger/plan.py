@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from privet.errors import InvalidParameterError
-from privet.ledger.composition import Cost, amplify, parallel_repeated, sequential
+from privet.ledger.composition import Cost, Pair, amplify, parallel_repeated, sequential
 from privet.ledger.entries import Claim, Entry, as_entry
 from privet.ledger.guarantee import Guarantee
 from privet.ledger.relation import NeighbouringRelation
@@ -59,17 +59,24 @@ class PlanNode:
 
     def cost(self, relation: NeighbouringRelation) -> Cost:
         """Composed cost of this node, by the ledger's rules."""
+        return self.cost_pair(relation)[1]
+
+    def cost_pair(self, relation: NeighbouringRelation) -> Pair:
         own = sequential(Cost.of(c.entry) for c in self.charges)
-        parts = [
-            parallel_repeated(child.cost(relation), count, relation, stable=stable)
-            for child, count, stable in self.groups
-        ]
-        sampled = []
+        single, double = own, own
+        for child, count, stable in self.groups:
+            s, d = parallel_repeated(child.cost_pair(relation), count, relation, stable=stable)
+            single, double = single + s, double + d
         for child, rate, method in self.subsamples:
-            c = child.cost(relation)
-            amplified = amplify(Guarantee(c.eps, min(c.delta, 1 - 1e-16)), rate, method, relation)
-            sampled.append(Cost.of_guarantee(amplified))
-        return sequential([own, *parts, *sampled])
+            s, d = child.cost_pair(relation)
+            amp = [
+                Cost.of_guarantee(
+                    amplify(Guarantee(c.eps, min(c.delta, 1 - 1e-16)), rate, method, relation)
+                )
+                for c in (s, d)
+            ]
+            single, double = single + amp[0], double + amp[1]
+        return single, double
 
     def claims(self) -> list[tuple[str, PlannedCharge]]:
         out = [(self.label, c) for c in self.charges if c.claim is not None]

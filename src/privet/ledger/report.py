@@ -10,7 +10,7 @@ from rich.table import Table
 from rich.text import Text
 from rich.tree import Tree
 
-from privet.ledger.composition import ZERO, best_guarantee
+from privet.ledger.composition import best_guarantee
 from privet.ledger.guarantee import Guarantee
 
 if TYPE_CHECKING:
@@ -43,7 +43,7 @@ def _charge_line(rec: ChargeRecord) -> Text:
 def render_tree(led: Ledger, *, max_parts: int = 3) -> Group:
     """The ledger as a rich renderable: header, scope tree, claims table."""
     spent = led._bound_all()
-    used = led._global_bound(ZERO, None).guarantee
+    used = led._global_bound().guarantee
     header = Text()
     header.append(f"Ledger for dataset '{led.dataset}'", style="bold")
     header.append(f"  ({led.relation.label} neighbours)\n")
@@ -106,7 +106,11 @@ def _render_node(led: Ledger, node_id: int, tree: Tree, max_parts: int) -> None:
             _render_node(led, child, tree.add(label), max_parts)
             continue
         used = [m for m in group.members if not costs[m].is_zero]
-        rule = "max" if led.relation.value == "add_remove" or group.stable else "top-2 sum"
+        rule = (
+            "max"
+            if led.relation.value == "add_remove" or group.stable
+            else "replaced record may change part"
+        )
         label = Text(
             f"partition into {len(group.members)} parts (parallel, {rule})", style="magenta"
         )

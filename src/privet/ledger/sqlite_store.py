@@ -69,7 +69,8 @@ CREATE TABLE IF NOT EXISTS reservations (
     pid INTEGER NOT NULL,
     host TEXT NOT NULL,
     created REAL NOT NULL,
-    closed REAL
+    closed REAL,
+    scope_id INTEGER NOT NULL
 );
 CREATE TABLE IF NOT EXISTS charges (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -253,19 +254,21 @@ class SQLiteLedger(Ledger):
         open_ids = [r.id for r in self._open_reservations()]
         marks = ",".join("?" * len(open_ids))
         query = (
-            "SELECT id, epsilon, delta, status, caller, pid, host, created FROM reservations "
+            "SELECT id, epsilon, delta, status, caller, pid, host, created, scope_id "
+            "FROM reservations "
             f"WHERE dataset = ? AND (id > ? {'OR id IN (' + marks + ')' if open_ids else ''}) "
             "ORDER BY id"
         )
-        for rid, eps, delta, status, caller, pid, host, created in conn.execute(
+        for rid, eps, delta, status, caller, pid, host, created, scope_id in conn.execute(
             query, (ds, seen["reservation"], *open_ids)
         ):
             state = self._reservations.get(rid)
             if state is None:
                 amount = Guarantee(math.inf if eps == "inf" else float(eps), float(delta))
                 self._reservations[rid] = _ReservationState(
-                    rid, amount, "open", caller, pid, host, created
+                    rid, amount, "open", caller, pid, host, created, scope_id
                 )
+                self._place_reservation(scope_id, rid, amount)
                 self._next_id["reservation"] = max(self._next_id["reservation"], rid + 1)
             if status == "closed":
                 self._mark_closed(rid)
@@ -357,15 +360,15 @@ class SQLiteLedger(Ledger):
         self._seen["charge"] = max(self._seen["charge"], record.id)
         return record
 
-    def _reserve(self, amount: Guarantee, caller: str) -> _ReservationState:
+    def _reserve(self, amount: Guarantee, caller: str, node_id: int) -> _ReservationState:
         with self._write() as conn:
-            super()._reserve(amount, caller)  # the check; its local id is replaced below
-            local_id = self._next_id["reservation"] - 1
-            state = self._reservations.pop(local_id)
+            state = super()._reserve(amount, caller, node_id)  # the check, with a local id
+            self._reservations.pop(state.id)
+            self._unplace_reservation(node_id, state.id)
             rid = int(
                 conn.execute(
                     "INSERT INTO reservations (dataset, epsilon, delta, status, caller, pid, "
-                    "host, created) VALUES (?, ?, ?, 'open', ?, ?, ?, ?)",
+                    "host, created, scope_id) VALUES (?, ?, ?, 'open', ?, ?, ?, ?, ?)",
                     (
                         self.dataset,
                         _eps_text(amount.epsilon),
@@ -374,12 +377,14 @@ class SQLiteLedger(Ledger):
                         state.pid,
                         state.host,
                         state.created,
+                        node_id,
                     ),
                 ).lastrowid
                 or 0
             )
         state.id = rid
         self._reservations[rid] = state
+        self._place_reservation(node_id, rid, amount)
         self._next_id["reservation"] = max(self._next_id["reservation"], rid + 1)
         self._seen["reservation"] = max(self._seen["reservation"], rid)
         return state

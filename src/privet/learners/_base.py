@@ -1,0 +1,228 @@
+"""Shared machinery of privet's tree classifiers.
+
+``fit`` always runs in this order (DESIGN.md, "Budget checks happen before data
+is touched"): validate parameters → build the privacy plan from parameters and
+the public schema → reserve it on the ledger → validate the data → read private
+values. A rejected call therefore charges nothing.
+"""
+
+from __future__ import annotations
+
+import warnings
+from numbers import Integral, Real
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import InvalidParameterError as SkInvalidParameterError
+from sklearn.utils.validation import check_is_fitted
+
+from privet.data import Categorical, Numeric, Schema
+from privet.errors import InvalidParameterError, NotFittedError, PrivetError, SchemaError
+from privet.ledger import Guarantee, Ledger, PrivacyPlan, Scope
+
+
+class PrivacyWarning(UserWarning):
+    """Something weakens the privacy guarantee (e.g. a domain read from the data)."""
+
+
+def infer_schema(X: Any, y: Any, *, max_categories: int = 16, n_bins: int = 8) -> Schema:
+    """A schema read from the data itself: NOT private. Only behind an explicit opt-in.
+
+    Columns with at most ``max_categories`` distinct values become categorical,
+    others numeric with equal-width bins between the observed min and max. The
+    domain (which values occur, the extremes) is a function of the private data
+    and is released by the fitted model.
+    """
+    frame = X if isinstance(X, pd.DataFrame) else pd.DataFrame(np.asarray(X))
+    frame = frame.rename(columns=str)
+    attrs: list[Categorical | Numeric] = []
+    for name in frame.columns:
+        col = frame[name]
+        values = pd.unique(col.dropna())
+        numeric = pd.api.types.is_numeric_dtype(col) and not pd.api.types.is_bool_dtype(col)
+        if not numeric or len(values) <= max_categories:
+            cats = sorted(values.tolist(), key=lambda v: (str(type(v)), v))
+            attrs.append(Categorical(name, cats if cats else ["none"]))
+        else:
+            lo, hi = float(np.min(values)), float(np.max(values))
+            if not lo < hi:
+                hi = lo + 1.0
+            attrs.append(Numeric.equal_width(name, lo, hi, n_bins))
+    classes = sorted(pd.unique(np.asarray(y)).tolist(), key=lambda v: (str(type(v)), v))
+    if len(classes) < 2:
+        classes = [*classes, "__other__"] if classes else ["0", "1"]
+    return Schema(attrs, Categorical("target", classes), "inferred from the data (not private)")
+
+
+def _validate_params(estimator: BaseEstimator) -> None:
+    try:
+        estimator._validate_params()
+    except SkInvalidParameterError as exc:
+        raise InvalidParameterError(f"{exc} Fix the parameter and call fit again.") from None
+    led = getattr(estimator, "ledger", None)
+    if led is not None and not isinstance(led, Ledger | Scope):
+        raise InvalidParameterError(
+            f"The 'ledger' parameter of {type(estimator).__name__} must be a privet Ledger, "
+            f"a Scope of one, or None; got {led!r} of type {type(led).__name__}. Open a "
+            "file ledger with privet.ledger.Ledger.open(path, dataset=..., budget=...)."
+        )
+
+
+class BaseTreeClassifier(ClassifierMixin, BaseEstimator):
+    """Schema handling, data validation and prediction shared by the tree learners."""
+
+    _parameter_constraints: dict[str, list[Any]] = {
+        "max_depth": [Interval(Integral, 0, None, closed="left")],
+        "schema": [Schema, None],
+        "public_domain": [StrOptions({"schema", "infer"})],
+        "random_state": ["random_state"],
+    }
+
+    # -- schema ----------------------------------------------------------------
+    def _resolve_schema(self, X: Any = None, y: Any = None) -> Schema:
+        if self.schema is not None:
+            return self.schema
+        if self.public_domain == "infer" and X is not None:
+            warnings.warn(
+                f"{type(self).__name__}: no schema given, so the attribute domains and "
+                "numeric bounds are read from the training data. They are not public: the "
+                "fitted model reveals them and the privacy guarantee does not cover them. "
+                "Pass schema=... with public domains to avoid this.",
+                PrivacyWarning,
+                stacklevel=3,
+            )
+            return infer_schema(X, y)
+        raise SchemaError(
+            f"{type(self).__name__} needs the public schema of the data (attribute "
+            "domains, numeric bounds and bins that do not depend on the private data): "
+            "pass schema=privet.data.Schema(...) or use a bundled dataset's schema "
+            "(privet.data.load_dataset(name).schema). To read the domains from the data "
+            "instead, which is not private, set public_domain='infer'."
+        )
+
+    def _encode_X(self, schema: Schema, X: Any) -> np.ndarray:
+        if isinstance(X, pd.DataFrame):
+            cols = [c for c in X.columns if c != schema.target_name]
+            return schema.encode(X[cols] if len(cols) != X.shape[1] else X)
+        arr = np.asarray(X, dtype=object) if not isinstance(X, np.ndarray) else X
+        if arr.ndim != 2:
+            raise SchemaError(
+                f"X must be 2-D (n_samples, n_features), got an array of shape {arr.shape}."
+            )
+        frame = pd.DataFrame(arr, columns=list(schema.feature_names)[: arr.shape[1]])
+        if arr.shape[1] != schema.n_features:
+            raise SchemaError(
+                f"X has {arr.shape[1]} columns but the schema has {schema.n_features} "
+                f"features {list(schema.feature_names)}; pass the columns in schema order."
+            )
+        frame = frame.infer_objects()
+        return schema.encode(frame)
+
+    def _encode_y(self, schema: Schema, y: Any) -> np.ndarray:
+        if y is None:
+            raise SchemaError(f"{type(self).__name__}.fit requires y (the class labels).")
+        y_arr = y if isinstance(y, pd.Series) else np.asarray(y)
+        if getattr(y_arr, "ndim", 1) != 1:
+            y_arr = np.asarray(y_arr).ravel() if np.asarray(y_arr).shape[-1] == 1 else y_arr
+            if np.asarray(y_arr).ndim != 1:
+                raise SchemaError(f"y must be 1-D (n_samples,), got shape {np.asarray(y).shape}.")
+        return schema.encode_target(y_arr)
+
+    def _prepare(self, X: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
+        """Validate and encode the training data (reads private values)."""
+        schema = self.schema_
+        codes = self._encode_X(schema, X)
+        y_codes = self._encode_y(schema, y)
+        if codes.shape[0] != y_codes.shape[0]:
+            raise SchemaError(
+                f"X has {codes.shape[0]} rows but y has {y_codes.shape[0]}; pass one label per row."
+            )
+        if codes.shape[0] == 0:
+            raise SchemaError("Cannot fit on 0 samples; pass a non-empty training set.")
+        self.n_features_in_ = schema.n_features
+        if isinstance(X, pd.DataFrame):
+            self.feature_names_in_ = np.asarray(schema.feature_names, dtype=object)
+        return codes, y_codes
+
+    # -- ledger ----------------------------------------------------------------
+    def _scope(self, epsilon: float) -> Scope:
+        """The scope this fit charges: the given ledger's root, a given scope, or a new ledger."""
+        led = self.ledger
+        if led is None:
+            self.ledger_ = Ledger(budget=Guarantee(epsilon), dataset="training data")
+            return self.ledger_.root
+        if isinstance(led, Scope):
+            self.ledger_ = led.ledger
+            return led
+        if isinstance(led, Ledger):
+            self.ledger_ = led
+            return led.root
+        raise InvalidParameterError(
+            f"ledger must be a privet Ledger, a Scope of one, or None; got {type(led).__name__}."
+        )
+
+    # -- prediction --------------------------------------------------------------
+    def _codes_for_predict(self, X: Any) -> np.ndarray:
+        try:
+            check_is_fitted(self, "tree_")
+        except Exception:
+            raise NotFittedError(
+                f"This {type(self).__name__} is not fitted yet; call fit(X, y) first."
+            ) from None
+        codes = self._encode_X(self.schema_, X)
+        return codes
+
+    def predict_proba(self, X: Any) -> np.ndarray:
+        """Class probabilities from the released leaf scores (post-processing only)."""
+        codes = self._codes_for_predict(X)
+        values = self.tree_.leaf_values(codes)
+        values = np.clip(values, 0.0, None)
+        total = values.sum(axis=1, keepdims=True)
+        uniform = np.full_like(values, 1.0 / values.shape[1])
+        with np.errstate(invalid="ignore", divide="ignore"):
+            proba = np.where(total > 0, values / np.where(total > 0, total, 1.0), uniform)
+        return proba
+
+    def predict(self, X: Any) -> np.ndarray:
+        codes = self._codes_for_predict(X)
+        return self.classes_[np.argmax(self.tree_.leaf_values(codes), axis=1)]
+
+    def export_text(self, *, max_lines: int = 60) -> str:
+        check_is_fitted(self, "tree_")
+        s = self.schema_
+        cats = [a.labels for a in s.attributes]
+        return self.tree_.to_text(s.feature_names, cats, s.classes, max_lines=max_lines)
+
+    def __sklearn_tags__(self):  # type: ignore[no-untyped-def]
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = False
+        tags.input_tags.categorical = True
+        tags.input_tags.string = True
+        tags.non_deterministic = True
+        return tags
+
+    def _fitted_common(self, schema: Schema) -> None:
+        self.classes_ = np.asarray(schema.classes, dtype=object)
+        if all(isinstance(c, int | np.integer) and not isinstance(c, bool) for c in schema.classes):
+            self.classes_ = np.asarray(schema.classes)
+
+
+def plan_depth(max_depth: int, schema: Schema | None) -> int:
+    """Split levels actually possible: ID3 uses each attribute at most once on a path."""
+    if schema is None:
+        return max_depth
+    return min(max_depth, schema.n_features)
+
+
+__all__ = [
+    "BaseTreeClassifier",
+    "PrivacyPlan",
+    "PrivacyWarning",
+    "PrivetError",
+    "infer_schema",
+    "plan_depth",
+]
+_ = Real
