@@ -7,6 +7,8 @@ has charged no privacy budget.
 
 from __future__ import annotations
 
+from sklearn.exceptions import NotFittedError as _SklearnNotFittedError
+
 
 class PrivetError(Exception):
     """Base class of every error privet raises on purpose."""
@@ -40,8 +42,8 @@ class DataNotFoundError(PrivetError, FileNotFoundError):
     """A dataset file could not be found."""
 
 
-class NotFittedError(PrivetError, AttributeError):
-    """An estimator was used before ``fit``."""
+class NotFittedError(PrivetError, _SklearnNotFittedError):
+    """An estimator was used before ``fit`` (also scikit-learn's NotFittedError)."""
 
 
 class MPCError(PrivetError, RuntimeError):

@@ -11,8 +11,8 @@ from scipy import stats
 
 from privet.data import Categorical, Schema, load_dataset
 from privet.errors import BudgetExceededError, InvalidParameterError, NotFittedError, SchemaError
-from privet.ledger import Guarantee, Ledger
 from privet.learners import DPID3Classifier, ID3Classifier, PrivacyWarning
+from privet.ledger import Guarantee, Ledger
 
 
 @pytest.fixture(scope="module")

@@ -17,7 +17,7 @@ import pandas as pd
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils._param_validation import InvalidParameterError as SkInvalidParameterError
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import check_array, check_is_fitted
 
 from privet.data import Categorical, Numeric, Schema
 from privet.errors import InvalidParameterError, NotFittedError, PrivetError, SchemaError
@@ -42,19 +42,31 @@ def infer_schema(X: Any, y: Any, *, max_categories: int = 16, n_bins: int = 8) -
     for name in frame.columns:
         col = frame[name]
         values = pd.unique(col.dropna())
-        numeric = pd.api.types.is_numeric_dtype(col) and not pd.api.types.is_bool_dtype(col)
-        if not numeric or len(values) <= max_categories:
-            cats = sorted(values.tolist(), key=lambda v: (str(type(v)), v))
-            attrs.append(Categorical(name, cats if cats else ["none"]))
-        else:
+        is_float = pd.api.types.is_float_dtype(col)
+        if is_float and len(values) > 0:
             lo, hi = float(np.min(values)), float(np.max(values))
             if not lo < hi:
                 hi = lo + 1.0
+            attrs.append(Numeric.equal_width(name, lo, hi, min(n_bins, max(len(values), 1))))
+        elif len(values) <= max_categories or not pd.api.types.is_numeric_dtype(col):
+            cats = sorted({_plain(v) for v in values.tolist()}, key=lambda v: (str(type(v)), v))
+            attrs.append(Categorical(name, cats if cats else ["none"]))
+        else:
+            lo, hi = float(np.min(values)), float(np.max(values))
             attrs.append(Numeric.equal_width(name, lo, hi, n_bins))
-    classes = sorted(pd.unique(np.asarray(y)).tolist(), key=lambda v: (str(type(v)), v))
-    if len(classes) < 2:
-        classes = [*classes, "__other__"] if classes else ["0", "1"]
+    classes = sorted(
+        {_plain(v) for v in pd.unique(np.asarray(y)).tolist()}, key=lambda v: (str(type(v)), v)
+    )
     return Schema(attrs, Categorical("target", classes), "inferred from the data (not private)")
+
+
+def _plain(v: Any) -> Any:
+    """Native Python value for a category (numpy scalars become int/str/bool)."""
+    if isinstance(v, np.generic):
+        v = v.item()
+    if isinstance(v, float):
+        return int(v) if v.is_integer() else str(v)
+    return v
 
 
 def _validate_params(estimator: BaseEstimator) -> None:
@@ -94,6 +106,7 @@ class BaseTreeClassifier(ClassifierMixin, BaseEstimator):
                 PrivacyWarning,
                 stacklevel=3,
             )
+            X, y = self._check_raw(X, y)
             return infer_schema(X, y)
         raise SchemaError(
             f"{type(self).__name__} needs the public schema of the data (attribute "
@@ -103,15 +116,39 @@ class BaseTreeClassifier(ClassifierMixin, BaseEstimator):
             "instead, which is not private, set public_domain='infer'."
         )
 
+    def _check_raw(self, X: Any, y: Any) -> tuple[Any, Any]:
+        """Basic checks before domains are inferred from raw data."""
+        if y is None:
+            raise SchemaError(
+                f"{type(self).__name__} requires y to be passed, but the target y is None; "
+                "pass the class labels."
+            )
+        try:
+            if not isinstance(X, pd.DataFrame):
+                X = check_array(X, dtype=None, ensure_min_samples=1)
+            y_arr = check_array(y, ensure_2d=False, dtype=None, ensure_min_samples=1)
+        except (TypeError, ValueError) as exc:
+            raise SchemaError(f"{exc}") from None
+        if y_arr.ndim != 1:
+            y_arr = y_arr.ravel()
+        if len(pd.unique(y_arr)) < 2:
+            raise SchemaError(
+                f"{type(self).__name__} needs at least 2 classes in an inferred domain, got "
+                f"only one class {pd.unique(y_arr).tolist()}; pass a schema whose target lists "
+                "every public class."
+            )
+        return X, y_arr
+
     def _encode_X(self, schema: Schema, X: Any) -> np.ndarray:
         if isinstance(X, pd.DataFrame):
+            if not all(isinstance(c, str) for c in X.columns):
+                X = X.rename(columns=str)
             cols = [c for c in X.columns if c != schema.target_name]
             return schema.encode(X[cols] if len(cols) != X.shape[1] else X)
-        arr = np.asarray(X, dtype=object) if not isinstance(X, np.ndarray) else X
-        if arr.ndim != 2:
-            raise SchemaError(
-                f"X must be 2-D (n_samples, n_features), got an array of shape {arr.shape}."
-            )
+        try:
+            arr = check_array(X, dtype=None, ensure_all_finite=False, ensure_min_samples=1)
+        except (TypeError, ValueError) as exc:
+            raise SchemaError(f"{exc}") from None
         frame = pd.DataFrame(arr, columns=list(schema.feature_names)[: arr.shape[1]])
         if arr.shape[1] != schema.n_features:
             raise SchemaError(
@@ -123,7 +160,12 @@ class BaseTreeClassifier(ClassifierMixin, BaseEstimator):
 
     def _encode_y(self, schema: Schema, y: Any) -> np.ndarray:
         if y is None:
-            raise SchemaError(f"{type(self).__name__}.fit requires y (the class labels).")
+            raise SchemaError(
+                f"{type(self).__name__} requires y to be passed, but the target y is None; "
+                "pass the class labels."
+            )
+        if isinstance(y, np.ndarray) and y.dtype.kind == "f":
+            y = np.asarray([_plain(v) for v in y], dtype=object)
         y_arr = y if isinstance(y, pd.Series) else np.asarray(y)
         if getattr(y_arr, "ndim", 1) != 1:
             y_arr = np.asarray(y_arr).ravel() if np.asarray(y_arr).shape[-1] == 1 else y_arr

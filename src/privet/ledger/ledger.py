@@ -574,6 +574,10 @@ class Ledger:
             led._apply_charge(ChargeRecord.from_dict(c))
         return led
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Pickle (e.g. a fitted learner's ledger_) through the exact JSON form.
+        return (Ledger.from_json, (self.to_json(),))
+
     def __repr__(self) -> str:
         return (
             f"{type(self).__name__}(dataset={self.dataset!r}, budget={self.budget}, "

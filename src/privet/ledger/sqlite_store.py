@@ -189,6 +189,10 @@ class SQLiteLedger(Ledger):
         led._sync()
         return led
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # A file ledger unpickles by reopening the same file and dataset.
+        return (Ledger.open, (self.path, self.dataset))
+
     def close(self) -> None:
         """Close the database connection."""
         with self._lock:
