@@ -7,7 +7,7 @@ has charged no privacy budget.
 
 from __future__ import annotations
 
-from sklearn.exceptions import NotFittedError as _SklearnNotFittedError
+from typing import Any
 
 
 class PrivetError(Exception):
@@ -42,8 +42,24 @@ class DataNotFoundError(PrivetError, FileNotFoundError):
     """A dataset file could not be found."""
 
 
-class NotFittedError(PrivetError, _SklearnNotFittedError):
-    """An estimator was used before ``fit`` (also scikit-learn's NotFittedError)."""
+def _make_not_fitted_error() -> type:
+    # Built on first use so that importing privet (e.g. in every MPC party
+    # process) does not import scikit-learn.
+    from sklearn.exceptions import NotFittedError as SklearnNotFittedError
+
+    class NotFittedError(PrivetError, SklearnNotFittedError):
+        """An estimator was used before ``fit`` (also scikit-learn's NotFittedError)."""
+
+    NotFittedError.__module__ = __name__
+    return NotFittedError
+
+
+def __getattr__(name: str) -> Any:
+    if name == "NotFittedError":
+        cls = _make_not_fitted_error()
+        globals()["NotFittedError"] = cls
+        return cls
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class MPCError(PrivetError, RuntimeError):

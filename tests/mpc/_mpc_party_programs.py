@@ -1,0 +1,66 @@
+"""Party programs used by the multi-party tests (loaded by file path in each party)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from privet.mpc import (
+    SecureLaplace,
+    reveal,
+    secfxp_type,
+    share_horizontal,
+    share_vertical,
+)
+
+
+async def loop_rounds(ctx: Any, rounds: int = 1_000_000, marker: str | None = None) -> int:
+    """Open a secret counter again and again; write ``marker.<pid>`` after 5 rounds."""
+    mpc = ctx.runtime
+    x = mpc.input(mpc.SecInt(32)(0), senders=0)
+    for i in range(rounds):
+        x = x + 1
+        await reveal(x, label="loop counter")
+        if marker is not None and i == 5:
+            Path(f"{marker}.{ctx.pid}").write_text("started")
+    return rounds
+
+
+async def raise_in_party(ctx: Any, culprit: int = 1, after: int = 3) -> int:
+    """Party ``culprit`` raises ValueError after ``after`` rounds; the others keep going."""
+    mpc = ctx.runtime
+    x = mpc.input(mpc.SecInt(32)(0), senders=0)
+    for i in range(1000):
+        if ctx.pid == culprit and i == after:
+            raise ValueError(f"deliberate failure in party {culprit}")
+        x = x + 1
+        await reveal(x, label="counter")
+    return 0
+
+
+async def share_and_compute(ctx: Any, seed: int = 3) -> dict[str, Any]:
+    """Horizontal and vertical sharing, a secure sum, and secure Laplace with 3 parties."""
+    mpc = ctx.runtime
+    rng = np.random.default_rng(seed)
+    rows = [rng.integers(0, 2, size=(n, 4)) for n in (3, 0, 5)][: ctx.n_parties]
+    cols = [rng.integers(-50, 50, size=(6, d)) for d in (2, 1, 3)][: ctx.n_parties]
+    secint = mpc.SecInt(32)
+    horizontal = await share_horizontal(rows[ctx.pid], secint)  # shapes exchanged publicly
+    vertical = await share_vertical(cols[ctx.pid], secint, shapes=[c.shape for c in cols])
+    column_sums = await reveal(mpc.np_sum(horizontal, axis=0), label="column sums")
+    lap = SecureLaplace(epsilon=1.0, bit_length=32)
+    counts = await share_horizontal(
+        np.array([[10, 20, 30]]) * (ctx.pid + 1), lap.sectype, shapes=[(1, 3)] * ctx.n_parties
+    )
+    noisy = await lap.release(mpc.np_sum(counts, axis=0))
+    return {
+        "horizontal": await reveal(horizontal, label="test only"),
+        "vertical": await reveal(vertical, label="test only"),
+        "expected_horizontal": np.vstack(rows),
+        "expected_vertical": np.hstack(cols),
+        "column_sums": column_sums,
+        "noisy": noisy,
+        "fxp": secfxp_type(32).__name__,
+    }

@@ -1,0 +1,131 @@
+"""Launching parties: in process, and as real processes over TCP (marked ``mpc``)."""
+
+from __future__ import annotations
+
+import signal
+import time
+
+import numpy as np
+import pytest
+from _mpc_helpers import program
+
+from privet.errors import InvalidParameterError, MPCError
+from privet.mpc import MPCPartyError, free_ports, launch, load_target, run_local, spawn
+
+
+def test_run_local_runs_a_program_in_process():
+    run = run_local("privet.mpc.programs:secure_sum", {"n": 500, "seed": 1})
+    assert run.results[0]["sum"] == run.results[0]["expected"]
+    assert run.stats.parties[0].bytes_sent == 0 and run.stats.seconds >= 0
+
+    def plain(ctx, a):
+        return a + ctx.n_parties
+
+    assert run_local(plain, {"a": 1}).results == (2,)
+
+
+def test_run_local_laplace_program_matches_counts():
+    out = run_local("privet.mpc.programs:laplace_counts", {"n_counts": 20, "epsilon": 5.0})
+    result = out.results[0]
+    assert np.all(np.abs(result["noisy"] - result["true"]) < 10)
+
+
+def test_bad_targets_and_parameters_are_refused_before_starting():
+    with pytest.raises(InvalidParameterError, match=r"must look like 'package\.module:function'"):
+        load_target("no_colon")
+    with pytest.raises(InvalidParameterError, match="cannot import the party program"):
+        load_target("privet.no_such_module:f")
+    with pytest.raises(InvalidParameterError, match="no such module"):
+        spawn("privet.no_such_module:f")
+    with pytest.raises(InvalidParameterError, match="does not exist"):
+        spawn("/no/such/file.py:f")
+    with pytest.raises(InvalidParameterError, match="honest majority"):
+        spawn("privet.mpc.programs:ping", parties=3, threshold=2)
+    with pytest.raises(InvalidParameterError, match="JSON-serialisable"):
+        spawn("privet.mpc.programs:ping", {"x": np.zeros(2)})
+    with pytest.raises(InvalidParameterError, match="one dict per party"):
+        spawn("privet.mpc.programs:ping", party_args=[{}])
+    ports = free_ports(3)
+    assert len(set(ports)) == 3
+
+
+def test_errors_are_privet_errors():
+    assert issubclass(MPCPartyError, MPCError)
+
+
+@pytest.mark.mpc
+def test_three_parties_share_compute_and_count_traffic():
+    run = launch(program("share_and_compute"), timeout=30)
+    first = run.results[0]
+    for r in run.results:
+        assert np.array_equal(r["horizontal"], first["expected_horizontal"])
+        assert np.array_equal(r["vertical"], first["expected_vertical"])
+        assert np.array_equal(r["column_sums"], first["expected_horizontal"].sum(axis=0))
+        assert np.array_equal(r["noisy"], first["noisy"])  # everyone opens the same noise
+    assert np.all(np.abs(first["noisy"] - np.array([60, 120, 180])) < 25)
+    stats = run.stats
+    assert len(stats.parties) == 3
+    assert stats.bytes_sent == stats.bytes_received > 0  # every message sent is received
+    for p in stats.parties:
+        assert p.bytes_sent == sum(p.bytes_sent_per_peer)
+        assert p.bytes_sent_per_peer[p.party] == 0
+        assert 0 < p.message_batches <= p.messages_sent
+        assert p.seconds > 0
+    assert stats.elapsed_seconds >= stats.seconds
+
+
+@pytest.mark.mpc
+def test_message_batches_count_one_per_sequential_round():
+    rounds = 25
+    run = launch("privet.mpc.programs:ping", {"rounds": rounds}, timeout=30)
+    assert all(r == {"rounds": rounds, "value": rounds} for r in run.results)
+    batches = [p.message_batches for p in run.stats.parties]
+    assert batches == [rounds + 1, rounds, rounds]  # party 0 also sends the input shares
+
+
+@pytest.mark.mpc
+def test_killed_party_is_named_within_the_timeout(tmp_path):
+    timeout = 5.0
+    marker = tmp_path / "started"
+    with spawn(program("loop_rounds"), {"marker": str(marker)}, timeout=timeout) as group:
+        deadline = time.monotonic() + 60
+        while not (tmp_path / "started.2").exists():
+            assert time.monotonic() < deadline, "party 2 never started its loop"
+            time.sleep(0.02)
+        killed = time.monotonic()
+        group.kill(2, signal.SIGKILL)
+        with pytest.raises(MPCPartyError, match="party 2 died: killed by signal SIGKILL") as info:
+            group.wait()
+        assert time.monotonic() - killed < timeout + 3.0
+    err = info.value
+    assert err.kind == "died" and err.culprits == (2,)
+    for survivor in (0, 1):
+        assert "lost its connection to party 2" in err.descriptions[survivor]
+
+
+@pytest.mark.mpc
+def test_stopped_party_is_named_unresponsive_within_the_timeout(tmp_path):
+    timeout = 2.0
+    marker = tmp_path / "started"
+    with spawn(program("loop_rounds"), {"marker": str(marker)}, timeout=timeout) as group:
+        deadline = time.monotonic() + 60
+        while not (tmp_path / "started.2").exists():
+            assert time.monotonic() < deadline, "party 2 never started its loop"
+            time.sleep(0.02)
+        stopped = time.monotonic()
+        group.kill(2, signal.SIGSTOP)
+        with pytest.raises(MPCPartyError, match="party 2 stopped answering") as info:
+            group.wait()
+        assert time.monotonic() - stopped < timeout + 3.0
+    assert info.value.kind == "unresponsive" and info.value.culprits == (2,)
+
+
+@pytest.mark.mpc
+def test_party_exception_is_reported_with_its_traceback():
+    with pytest.raises(MPCPartyError) as info:
+        launch(program("raise_in_party"), {"culprit": 1}, timeout=20)
+    err = info.value
+    assert err.kind == "exception" and err.culprits == (1,)
+    assert "ValueError: deliberate failure in party 1" in str(err)
+    assert "Traceback (most recent call last)" in err.descriptions[1]
+    assert 'party_programs.py", line' in err.descriptions[1]
