@@ -1,0 +1,801 @@
+"""The membership-inference experiment: design, training, attacks, metrics.
+
+:func:`membership_inference` runs the standard LiRA evaluation (Carlini et al.
+2022, Sec. IV and their evaluation protocol) on a population dataset:
+
+1. the rows are shuffled and split into a candidate *pool* and *population
+   samples* ``z`` (``population_fraction`` of the rows; they train no model and
+   serve RMIA as its reference population);
+2. ``n_shadows`` shadow models are trained on random subsets of the pool such
+   that each candidate is IN for ``in_fraction`` of them (half by default), and
+   ``n_targets`` target models are trained on random ``in_fraction`` subsets of
+   the pool — membership of every (target, candidate) pair is the ground
+   truth; all fits and queries fan out over joblib;
+3. every attack scores every (target, candidate) pair from the targets'
+   outputs alone (plus the shadows and population samples);
+4. each attack's scores are evaluated with :mod:`privet.audits.metrics` (ROC
+   AUC, balanced accuracy, advantage, TPR at FPR 0.1% and 1% with
+   Clopper–Pearson intervals, implied epsilon) plus a DeLong interval for the
+   AUC and a held-out operating point (:mod:`privet.audits.mia.stats`).
+
+The result sets the implied epsilon next to the proven epsilon of the targets'
+ledgers (DESIGN.md, "Privacy truth").
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+
+from privet.audits.bounds import check_confidence, check_delta
+from privet.audits.metrics import MIAMetrics, OperatingPoint, mia_metrics, roc_curve
+from privet.audits.mia.attacks import (
+    ATTACKS,
+    DEFAULT_ATTACKS,
+    Variance,
+    _check_a,
+    _check_gamma,
+)
+from privet.audits.mia.signals import (
+    DEFAULT_CLIP,
+    MembershipSignals,
+    Query,
+    check_clip,
+    check_fraction,
+    collect_signals,
+    inclusion_matrix,
+)
+from privet.audits.mia.stats import (
+    AUCEstimate,
+    ImpliedEpsilon,
+    auc_interval,
+    heldout_operating_point,
+)
+from privet.errors import InvalidParameterError
+
+__all__ = [
+    "AttackResult",
+    "MIAResult",
+    "attack_signals",
+    "evaluate_scores",
+    "membership_inference",
+]
+
+FPR_TARGETS = (0.001, 0.01)
+
+
+# -- results ---------------------------------------------------------------------------------
+
+
+def _finite(x: Any) -> Any:
+    """JSON-friendly floats: inf and nan as strings, numpy scalars as Python ones."""
+    if isinstance(x, dict):
+        return {str(k): _finite(v) for k, v in x.items()}
+    if isinstance(x, list | tuple):
+        return [_finite(v) for v in x]
+    if isinstance(x, np.generic):
+        x = x.item()
+    if isinstance(x, float) and not math.isfinite(x):
+        return "nan" if math.isnan(x) else ("inf" if x > 0 else "-inf")
+    return x
+
+
+@dataclass(frozen=True, slots=True, kw_only=True, eq=False)
+class AttackResult:
+    """One attack's scores and metrics, pooled over all (target, candidate) pairs.
+
+    Attributes
+    ----------
+    attack : str
+        Registry name (``"loss"``, ``"shokri"``, ``"lira_offline"``,
+        ``"lira_online"``, ``"rmia"``, ``"rmia_online"``).
+    title : str
+        Human-readable name with its paper.
+    scores : ndarray, shape (T * n,)
+        Higher for "member"; row-major over (target, candidate).
+    membership : ndarray of bool, shape (T * n,)
+        Ground truth.
+    groups : ndarray of int, shape (T * n,)
+        Candidate index of each score: the clusters of the AUC interval (a
+        candidate's scores against several targets share its shadow statistics).
+    metrics : MIAMetrics
+        AUC, balanced accuracy, advantage and the operating points at each
+        target FPR (thresholds chosen on these scores: optimistic epsilons).
+    auc : AUCEstimate
+        AUC with its DeLong interval at ``confidence``, clustered by candidate
+        (Obuchowski 1997).
+    implied : tuple of ImpliedEpsilon
+        Per target FPR: estimate, lower and upper epsilon.
+    heldout : tuple of OperatingPoint
+        Per target FPR: threshold chosen on half of the targets (or of the
+        candidates when there is one target), counted on the other half.
+    fpr, tpr : ndarray
+        The ROC curve (every threshold).
+    confidence : float
+    info : dict
+        Attack details (LiRA variance mode, RMIA's ``a`` and ``gamma``...).
+    """
+
+    attack: str
+    title: str
+    scores: NDArray[np.float64] = field(repr=False)
+    membership: NDArray[np.bool_] = field(repr=False)
+    groups: NDArray[np.intp] = field(repr=False)
+    metrics: MIAMetrics
+    auc: AUCEstimate
+    implied: tuple[ImpliedEpsilon, ...]
+    heldout: tuple[OperatingPoint, ...]
+    fpr: NDArray[np.float64] = field(repr=False)
+    tpr: NDArray[np.float64] = field(repr=False)
+    confidence: float
+    info: dict[str, Any] = field(default_factory=dict)
+
+    def operating_point(self, target_fpr: float) -> OperatingPoint:
+        """The (same-score) operating point at ``target_fpr``."""
+        return _pick(self.metrics.operating_points, target_fpr)
+
+    def implied_at(self, target_fpr: float) -> ImpliedEpsilon:
+        """The implied epsilon at ``target_fpr``."""
+        return _pick(self.implied, target_fpr)
+
+    def heldout_at(self, target_fpr: float) -> OperatingPoint:
+        """The held-out operating point at ``target_fpr``."""
+        return _pick(self.heldout, target_fpr)
+
+    def to_dict(self, *, include_scores: bool = False) -> dict[str, Any]:
+        """JSON-friendly record (``inf`` as the string ``"inf"``)."""
+        d: dict[str, Any] = {
+            "attack": self.attack,
+            "title": self.title,
+            "metrics": self.metrics.to_dict(),
+            "auc": {
+                "auc": self.auc.auc,
+                "std_error": self.auc.std_error,
+                "interval": list(self.auc.interval),
+                "confidence": self.auc.confidence,
+                "clustered": self.auc.clustered,
+            },
+            "implied_epsilon": [e.to_dict() for e in self.implied],
+            "heldout": [_op_dict(p) for p in self.heldout],
+            "confidence": self.confidence,
+            "info": self.info,
+        }
+        if include_scores:
+            d["scores"] = self.scores.tolist()
+            d["membership"] = self.membership.astype(int).tolist()
+        return _finite(d)
+
+
+def _op_dict(p: OperatingPoint) -> dict[str, Any]:
+    return asdict(p)
+
+
+def _pick(items: Sequence[Any], target_fpr: float) -> Any:
+    for it in items:
+        if math.isclose(it.target_fpr, float(target_fpr), rel_tol=1e-9, abs_tol=1e-15):
+            return it
+    raise InvalidParameterError(
+        f"No operating point at FPR {target_fpr!r}; available: "
+        f"{[it.target_fpr for it in items]}. Pass fpr_targets=... to membership_inference."
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True, eq=False)
+class MIAResult:
+    """Outcome of :func:`membership_inference`: every attack on the same targets.
+
+    Attributes
+    ----------
+    attacks : tuple of AttackResult
+        In the order requested; ``result["lira_online"]`` picks one.
+    model : str
+        Class name of the target estimator.
+    proven_epsilon, proven_delta : float
+        What the targets' ledgers prove (``privacy_spent_``, the largest over
+        targets); ``inf`` for a model without a ledger (non-private).
+    claimed_epsilon : float or None
+        The paper's claim (``privacy_claim_``), when recorded.
+    n_shadows, n_targets, n_candidates, n_population : int
+    in_fraction : float
+        Share of the pool each model trains on.
+    confidence, delta : float
+        Level of all intervals; delta of the implied epsilons.
+    fpr_targets : tuple of float
+    clip : float
+        Probability clipping before logs/logits (see ``DEFAULT_CLIP``).
+    train_accuracy, test_accuracy : float
+        Mean accuracy of the targets on their members / non-members.
+    elapsed_seconds : float
+    signals : MembershipSignals or None
+        All model outputs, to rerun attacks with other options
+        (:func:`evaluate_scores`, the functions of :mod:`.attacks`).
+    """
+
+    attacks: tuple[AttackResult, ...]
+    model: str
+    proven_epsilon: float
+    proven_delta: float
+    claimed_epsilon: float | None
+    n_shadows: int
+    n_targets: int
+    n_candidates: int
+    n_population: int
+    in_fraction: float
+    confidence: float
+    delta: float
+    fpr_targets: tuple[float, ...]
+    clip: float
+    train_accuracy: float
+    test_accuracy: float
+    elapsed_seconds: float
+    signals: MembershipSignals | None = field(default=None, repr=False)
+
+    def __getitem__(self, name: str) -> AttackResult:
+        for a in self.attacks:
+            if a.attack == name:
+                return a
+        raise KeyError(f"No attack {name!r} in this result; have {self.names}.")
+
+    def __iter__(self) -> Iterator[AttackResult]:
+        return iter(self.attacks)
+
+    def __len__(self) -> int:
+        return len(self.attacks)
+
+    @property
+    def names(self) -> list[str]:
+        return [a.attack for a in self.attacks]
+
+    @property
+    def n_trials(self) -> int:
+        """Scored (target, candidate) pairs per attack."""
+        return self.n_targets * self.n_candidates
+
+    @property
+    def epsilon_lower(self) -> float:
+        """The empirical epsilon: largest held-out lower bound over attacks and FPRs.
+
+        The third number of DESIGN.md's "privacy truth" (next to the claimed and
+        the proven epsilon), at level ``confidence`` for each operating point
+        (not corrected for taking the maximum over attacks).
+        """
+        return max((p.epsilon_lower for a in self.attacks for p in a.heldout), default=0.0)
+
+    @property
+    def exceeds_proven(self) -> list[str]:
+        """Attacks whose *held-out* epsilon lower bound exceeds the proven epsilon.
+
+        Non-empty means the audit contradicts the ledger (a privet bug, or a
+        dependence between examples the interval ignores); the same-score bounds
+        are optimistic and are not used here.
+        """
+        out = []
+        for a in self.attacks:
+            if any(p.epsilon_lower > self.proven_epsilon + 1e-12 for p in a.heldout):
+                out.append(a.attack)
+        return out
+
+    def rows(self) -> list[dict[str, Any]]:
+        """One flat dict per attack (for CSV files and data frames)."""
+        rows = []
+        for a in self.attacks:
+            m = a.metrics
+            row: dict[str, Any] = {
+                "model": self.model,
+                "proven_epsilon": self.proven_epsilon,
+                "claimed_epsilon": self.claimed_epsilon,
+                "attack": a.attack,
+                "auc": m.auc,
+                "auc_lower": a.auc.interval[0],
+                "auc_upper": a.auc.interval[1],
+                "balanced_accuracy": m.balanced_accuracy,
+                "advantage": m.advantage,
+            }
+            for op, imp, ho in zip(m.operating_points, a.implied, a.heldout, strict=True):
+                tag = _fpr_tag(op.target_fpr)
+                row[f"tpr_at_{tag}"] = op.tpr
+                row[f"tpr_at_{tag}_lower"] = op.tpr_interval[0]
+                row[f"tpr_at_{tag}_upper"] = op.tpr_interval[1]
+                row[f"eps_implied_at_{tag}"] = imp.estimate
+                row[f"eps_implied_at_{tag}_lower"] = imp.lower
+                row[f"eps_implied_at_{tag}_upper"] = imp.upper
+                row[f"eps_heldout_lower_at_{tag}"] = ho.epsilon_lower
+            row.update(
+                n_shadows=self.n_shadows,
+                n_targets=self.n_targets,
+                n_candidates=self.n_candidates,
+                n_population=self.n_population,
+                train_accuracy=self.train_accuracy,
+                test_accuracy=self.test_accuracy,
+                confidence=self.confidence,
+                delta=self.delta,
+            )
+            rows.append(row)
+        return rows
+
+    def to_dict(self, *, include_scores: bool = False) -> dict[str, Any]:
+        """JSON-friendly record (``inf`` as the string ``"inf"``)."""
+        return _finite(
+            {
+                "model": self.model,
+                "proven_epsilon": self.proven_epsilon,
+                "proven_delta": self.proven_delta,
+                "claimed_epsilon": self.claimed_epsilon,
+                "n_shadows": self.n_shadows,
+                "n_targets": self.n_targets,
+                "n_candidates": self.n_candidates,
+                "n_population": self.n_population,
+                "in_fraction": self.in_fraction,
+                "confidence": self.confidence,
+                "delta": self.delta,
+                "fpr_targets": list(self.fpr_targets),
+                "clip": self.clip,
+                "train_accuracy": self.train_accuracy,
+                "test_accuracy": self.test_accuracy,
+                "elapsed_seconds": self.elapsed_seconds,
+                "epsilon_lower": self.epsilon_lower,
+                "exceeds_proven": self.exceeds_proven,
+                "attacks": [a.to_dict(include_scores=include_scores) for a in self.attacks],
+            }
+        )
+
+    def to_json(self, *, indent: int | None = 2) -> str:
+        return json.dumps(self.to_dict(), indent=indent)
+
+    def to_markdown(self, *, target_fpr: float = 0.01, header: bool = True) -> str:
+        """A markdown summary: one row per attack, proven epsilon next to the implied one."""
+        from privet.audits.mia.report import markdown_table
+
+        return markdown_table({self.model: self}, target_fpr=target_fpr, header=header)
+
+    def __str__(self) -> str:
+        return self.to_markdown()
+
+
+def _fpr_tag(f: float) -> str:
+    return f"{f * 100:g}pct".replace(".", "_")
+
+
+# -- evaluation ------------------------------------------------------------------------------
+
+
+def evaluate_scores(
+    scores: NDArray[np.float64],
+    membership: NDArray[np.bool_],
+    *,
+    confidence: float,
+    delta: float = 0.0,
+    fpr_targets: Sequence[float] = FPR_TARGETS,
+    attack: str = "custom",
+    title: str = "",
+    info: Mapping[str, Any] | None = None,
+    rng: np.random.Generator | int | None = 0,
+) -> AttackResult:
+    """Metrics of one attack's scores ``(T, n)`` against membership ``(T, n)``.
+
+    Uses :func:`privet.audits.metrics.mia_metrics` and
+    :func:`~privet.audits.metrics.roc_curve`, adds the DeLong AUC interval
+    (clustered by candidate, i.e. by column), the
+    implied epsilons and the held-out operating points (selection on the first
+    half of the targets, estimation on the rest; with one target, a random half
+    of its candidates).
+    """
+    confidence = check_confidence(confidence)
+    delta = check_delta(delta)
+    s2 = np.atleast_2d(np.asarray(scores, dtype=np.float64))
+    y2 = np.atleast_2d(np.asarray(membership, dtype=bool))
+    if s2.shape != y2.shape:
+        raise InvalidParameterError(
+            f"scores and membership must have the same shape; got {s2.shape} and {y2.shape}."
+        )
+    s, y = s2.ravel(), y2.ravel()
+    groups = np.broadcast_to(np.arange(s2.shape[1]), s2.shape).ravel()
+    metrics = mia_metrics(y, s, confidence=confidence, delta=delta, fpr_targets=fpr_targets)
+    fpr, tpr, _ = roc_curve(y, s)
+    if s2.shape[0] >= 2:
+        half = s2.shape[0] // 2
+        sel = np.zeros(s2.shape, dtype=bool)
+        sel[:half] = True
+        sel = sel.ravel()
+    else:
+        sel = np.zeros(s.shape[0], dtype=bool)
+        sel[np.random.default_rng(rng).permutation(s.shape[0])[: s.shape[0] // 2]] = True
+    heldout: list[OperatingPoint] = []
+    if _both(y[sel]) and _both(y[~sel]):
+        for f in fpr_targets:
+            heldout.append(
+                heldout_operating_point(
+                    y[sel], s[sel], y[~sel], s[~sel], f, confidence=confidence, delta=delta
+                )
+            )
+    return AttackResult(
+        attack=attack,
+        title=title or attack,
+        scores=s,
+        membership=y,
+        groups=groups,
+        metrics=metrics,
+        auc=auc_interval(y, s, confidence=confidence, groups=groups),
+        implied=tuple(
+            ImpliedEpsilon.from_operating_point(op, delta=delta) for op in metrics.operating_points
+        ),
+        heldout=tuple(heldout),
+        fpr=fpr,
+        tpr=tpr,
+        confidence=confidence,
+        info=dict(info or {}),
+    )
+
+
+def _both(y: NDArray[np.bool_]) -> bool:
+    return bool(y.any() and not y.all())
+
+
+# -- the driver ------------------------------------------------------------------------------
+
+
+def _frame_and_target(data: Any, target: str | None) -> tuple[pd.DataFrame, str, tuple | None]:
+    frame = getattr(data, "frame", data)
+    if not isinstance(frame, pd.DataFrame):
+        raise InvalidParameterError(
+            "'data' must be a privet Dataset (load_dataset(...)) or a pandas DataFrame with "
+            f"the class column; got {type(data).__name__}."
+        )
+    schema = getattr(data, "schema", None)
+    name = target or getattr(data, "target", None)
+    if name is None and schema is not None:
+        name = schema.target_name
+    if name is None or name not in frame.columns:
+        raise InvalidParameterError(
+            f"Name the class column with target=...; got {name!r}, columns are "
+            f"{list(frame.columns)}."
+        )
+    classes = tuple(schema.classes) if schema is not None else None
+    return frame, name, classes
+
+
+def _check_int(name: str, value: Any, minimum: int, why: str = "") -> int:
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < minimum:
+        raise InvalidParameterError(
+            f"The '{name}' parameter of membership_inference must be an int >= {minimum}"
+            f"{why}; got {value!r}."
+        )
+    return int(value)
+
+
+def membership_inference(
+    data: Any,
+    make_model: Callable[[], Any],
+    *,
+    confidence: float,
+    n_shadows: int = 16,
+    n_targets: int = 1,
+    attacks: Sequence[str] = DEFAULT_ATTACKS,
+    target: str | None = None,
+    in_fraction: float = 0.5,
+    population_fraction: float = 0.2,
+    query: Callable[[Any], Query] | None = None,
+    clip: float = DEFAULT_CLIP,
+    variance: Variance = "auto",
+    rmia_a: float | str = "auto",
+    rmia_gamma: float = 1.0,
+    attack_model: Any = None,
+    fpr_targets: Sequence[float] = FPR_TARGETS,
+    delta: float | None = None,
+    keep_signals: bool = True,
+    n_jobs: int | None = None,
+    verbose: int = 0,
+    random_state: int | np.random.Generator | None = None,
+) -> MIAResult:
+    """Run loss, shadow-model, LiRA and RMIA attacks on models of ``make_model``.
+
+    Parameters
+    ----------
+    data : privet Dataset or pandas.DataFrame
+        The population: features plus the class column (``load_dataset(name)``
+        or a frame with ``target=``). Subsample it first for speed.
+    make_model : callable
+        ``make_model() -> estimator`` with ``fit(X, y)`` and ``predict_proba``;
+        e.g. ``lambda: DPID3Classifier(epsilon=1, schema=ds.schema)`` or
+        ``functools.partial(sklearn.base.clone, template)``. Must be picklable
+        (cloudpickle) for ``n_jobs != 1``.
+    confidence : float
+        Level of every interval (AUC, TPR, implied epsilon), e.g. 0.95.
+    n_shadows : int, default=16
+        Shadow (reference) models; at least 2 for the shadow-based attacks
+        (LiRA needs IN and OUT models for every candidate). Carlini et al. use a
+        global variance below 64 (``variance="auto"``).
+    n_targets : int, default=1
+        Target models, each trained on its own random ``in_fraction`` of the
+        pool; the scores of all targets are pooled (more pairs, tighter
+        intervals) and the held-out epsilon selects on half of them.
+    attacks : sequence of str
+        Names in :data:`~privet.audits.mia.attacks.ATTACKS`; default
+        ``("loss", "shokri", "lira_offline", "lira_online", "rmia")``.
+    target : str, optional
+        Class column when ``data`` is a bare DataFrame.
+    in_fraction : float in (0, 1), default=0.5
+        Share of the pool each model trains on (each candidate is IN for that
+        share of the shadows).
+    population_fraction : float in [0, 1), default=0.2
+        Share of the rows kept out of every model as RMIA's population samples;
+        0 is allowed only without RMIA.
+    query : callable, optional
+        ``query(fitted_target) -> (X -> probabilities)``: how targets are
+        queried (e.g. a secret-shared model's oblivious prediction protocol).
+        Default: ``fitted_target.predict_proba``.
+    clip : float, default=1e-4
+        Probabilities are clipped to ``[clip, 1 - clip]`` before logits and logs
+        (trees give exact 0 and 1; see ``DEFAULT_CLIP``).
+    variance : {"auto", "global", "per_example"}
+        LiRA's variance (see :func:`~privet.audits.mia.attacks.fit_gaussians`).
+    rmia_a : float in [0, 1] or "auto", default="auto"
+        RMIA's offline coefficient; "auto" tunes it on the shadow models
+        (:func:`~privet.audits.mia.attacks.tune_rmia_a`).
+    rmia_gamma : float > 0, default=1
+        RMIA's threshold on the pairwise likelihood ratio.
+    attack_model : estimator, optional
+        Attack classifier of the shadow-model attack (cloned per class).
+    fpr_targets : sequence of float, default=(0.001, 0.01)
+    delta : float, optional
+        Delta of the implied epsilons; default the targets' proven delta (0 for
+        pure DP and non-private models).
+    keep_signals : bool, default=True
+        Keep all model outputs in the result (``result.signals``).
+    n_jobs : int, optional
+        joblib workers for training and querying; the backend is joblib's
+        (``joblib.parallel_config(backend="dask")`` etc. for a cluster).
+    verbose : int, default=0
+        joblib verbosity.
+    random_state : int, Generator or None
+        Seeds the split and the membership design (not the models: their
+        randomness is ``make_model``'s business, and DP noise is never seeded).
+
+    Returns
+    -------
+    MIAResult
+
+    Examples
+    --------
+    >>> from privet.data import load_dataset
+    >>> from privet.learners import ID3Classifier
+    >>> car = load_dataset("car")
+    >>> res = membership_inference(
+    ...     car, lambda: ID3Classifier(max_depth=6, schema=car.schema),
+    ...     n_shadows=8, confidence=0.95, random_state=0, n_jobs=1)
+    >>> res["lira_online"].auc.interval[0] > 0.5
+    True
+    """
+    t0 = time.perf_counter()
+    confidence = check_confidence(confidence)
+    n_targets = _check_int("n_targets", n_targets, 1)
+    in_fraction = check_fraction("in_fraction", in_fraction)
+    clip = check_clip(clip)
+    if isinstance(attacks, str):
+        attacks = (attacks,)
+    attacks = tuple(attacks)
+    unknown = [a for a in attacks if a not in ATTACKS]
+    if unknown or not attacks:
+        raise InvalidParameterError(
+            f"Unknown attack(s) {unknown or list(attacks)}; choose among {sorted(ATTACKS)}."
+        )
+    specs = [ATTACKS[a] for a in attacks]
+    needs_shadows = any(s.needs_shadows for s in specs)
+    needs_population = any(s.needs_population for s in specs)
+    if needs_shadows:
+        n_shadows = _check_int(
+            "n_shadows",
+            n_shadows,
+            2,
+            " (LiRA, RMIA and the shadow-model attack need IN and OUT models for every candidate)",
+        )
+    else:
+        n_shadows = _check_int("n_shadows", n_shadows, 0)
+    population_fraction = check_fraction(
+        "population_fraction", population_fraction, allow_zero=not needs_population
+    )
+    if variance not in ("auto", "global", "per_example"):
+        raise InvalidParameterError(
+            f"The 'variance' parameter must be 'auto', 'global' or 'per_example'; got {variance!r}."
+        )
+    if not (isinstance(rmia_a, str) and rmia_a == "auto"):
+        rmia_a = _check_a(rmia_a)
+    rmia_gamma = _check_gamma(rmia_gamma)
+    fpr_targets = tuple(float(f) for f in fpr_targets)
+    if any(not 0.0 < f < 1.0 for f in fpr_targets):
+        raise InvalidParameterError(
+            f"'fpr_targets' must be rates in (0, 1), e.g. (0.001, 0.01); got {fpr_targets}."
+        )
+    if delta is not None:
+        delta = check_delta(delta)
+
+    frame, target_col, classes = _frame_and_target(data, target)
+    rng = np.random.default_rng(random_state)
+    n_rows = len(frame)
+    order = rng.permutation(n_rows)
+    n_pop = round(population_fraction * n_rows)
+    if needs_population:
+        n_pop = max(n_pop, 1)
+    pool_idx, pop_idx = order[n_pop:], order[:n_pop]
+    if len(pool_idx) < 4:
+        raise InvalidParameterError(
+            f"The candidate pool has {len(pool_idx)} rows; membership inference needs at least 4. "
+            "Pass more data or lower population_fraction."
+        )
+    X_all = frame.drop(columns=[target_col])
+    y_all = frame[target_col]
+    if classes is None:
+        classes = tuple(pd.unique(y_all).tolist())
+        try:
+            classes = tuple(sorted(classes))
+        except TypeError:
+            pass
+    X = X_all.iloc[pool_idx].reset_index(drop=True)
+    y = y_all.iloc[pool_idx].reset_index(drop=True)
+    X_pop = X_all.iloc[pop_idx].reset_index(drop=True) if n_pop else None
+    y_pop = y_all.iloc[pop_idx].reset_index(drop=True) if n_pop else None
+    n = len(pool_idx)
+    target_in = inclusion_matrix(n_targets, n, in_fraction=in_fraction, balanced=False, rng=rng)
+    shadow_in = (
+        inclusion_matrix(n_shadows, n, in_fraction=in_fraction, balanced=True, rng=rng)
+        if n_shadows
+        else np.zeros((0, n), dtype=bool)
+    )
+    signals = collect_signals(
+        X,
+        y,
+        make_model,
+        classes=classes,
+        target_in=target_in,
+        shadow_in=shadow_in,
+        X_population=X_pop,
+        y_population=y_pop,
+        query=query,
+        n_jobs=n_jobs,
+        verbose=verbose,
+    )
+    return _attack_and_evaluate(
+        signals,
+        attacks=attacks,
+        confidence=confidence,
+        in_fraction=in_fraction,
+        clip=clip,
+        variance=variance,
+        rmia_a=rmia_a,
+        rmia_gamma=rmia_gamma,
+        attack_model=attack_model,
+        fpr_targets=fpr_targets,
+        delta=delta,
+        keep_signals=keep_signals,
+        seed=int(rng.integers(2**31)),
+        t0=t0,
+    )
+
+
+def _attack_and_evaluate(
+    signals: MembershipSignals,
+    *,
+    attacks: Sequence[str],
+    confidence: float,
+    in_fraction: float,
+    clip: float,
+    variance: str,
+    rmia_a: float | str,
+    rmia_gamma: float,
+    attack_model: Any,
+    fpr_targets: Sequence[float],
+    delta: float | None,
+    keep_signals: bool,
+    seed: int,
+    t0: float,
+) -> MIAResult:
+    infos = signals.target_info
+    proven_eps = max((i.proven_epsilon for i in infos), default=math.inf)
+    proven_delta = max((i.proven_delta for i in infos), default=0.0)
+    claims = [i.claimed_epsilon for i in infos if i.claimed_epsilon is not None]
+    claimed = max(claims) if claims else None
+    delta = proven_delta if delta is None else delta
+    options = {
+        "clip": clip,
+        "variance": variance,
+        "rmia_a": rmia_a,
+        "rmia_gamma": rmia_gamma,
+        "attack_model": attack_model,
+        "seed": seed,
+        "_cache": {},
+    }
+    results = []
+    for name in attacks:
+        spec = ATTACKS[name]
+        scores, info = spec.run(signals, options)
+        results.append(
+            evaluate_scores(
+                scores,
+                signals.target_in,
+                confidence=confidence,
+                delta=delta,
+                fpr_targets=fpr_targets,
+                attack=name,
+                title=spec.title,
+                info=info,
+                rng=seed,
+            )
+        )
+    train_acc, test_acc = signals.target_accuracy()
+    return MIAResult(
+        attacks=tuple(results),
+        model=infos[0].name if infos else "model",
+        proven_epsilon=proven_eps,
+        proven_delta=proven_delta,
+        claimed_epsilon=claimed,
+        n_shadows=signals.n_shadows,
+        n_targets=signals.n_targets,
+        n_candidates=signals.n_candidates,
+        n_population=signals.n_population,
+        in_fraction=in_fraction,
+        confidence=confidence,
+        delta=delta,
+        fpr_targets=tuple(fpr_targets),
+        clip=clip,
+        train_accuracy=train_acc,
+        test_accuracy=test_acc,
+        elapsed_seconds=time.perf_counter() - t0,
+        signals=signals if keep_signals else None,
+    )
+
+
+def attack_signals(
+    signals: MembershipSignals,
+    *,
+    confidence: float,
+    attacks: Sequence[str] = DEFAULT_ATTACKS,
+    clip: float = DEFAULT_CLIP,
+    variance: Variance = "auto",
+    rmia_a: float | str = "auto",
+    rmia_gamma: float = 1.0,
+    attack_model: Any = None,
+    fpr_targets: Sequence[float] = FPR_TARGETS,
+    delta: float | None = None,
+    random_state: int | None = 0,
+) -> MIAResult:
+    """Rerun the attacks on signals already collected (e.g. ``result.signals``).
+
+    Lets a caller try other attack options without retraining, or attack
+    signals gathered elsewhere (for instance a deployed secret-shared target
+    queried through its protocol, with shadows trained on the reference path).
+    """
+    confidence = check_confidence(confidence)
+    unknown = [a for a in attacks if a not in ATTACKS]
+    if unknown:
+        raise InvalidParameterError(f"Unknown attack(s) {unknown}; choose among {sorted(ATTACKS)}.")
+    if any(ATTACKS[a].needs_shadows for a in attacks) and signals.n_shadows < 2:
+        raise InvalidParameterError(
+            f"The shadow-based attacks need at least 2 shadow models; got {signals.n_shadows}."
+        )
+    if not (isinstance(rmia_a, str) and rmia_a == "auto"):
+        rmia_a = _check_a(rmia_a)
+    frac = float(signals.shadow_in.mean()) if signals.n_shadows else float(signals.target_in.mean())
+    return _attack_and_evaluate(
+        signals,
+        attacks=tuple(attacks),
+        confidence=confidence,
+        in_fraction=frac,
+        clip=check_clip(clip),
+        variance=variance,
+        rmia_a=rmia_a,
+        rmia_gamma=_check_gamma(rmia_gamma),
+        attack_model=attack_model,
+        fpr_targets=tuple(float(f) for f in fpr_targets),
+        delta=None if delta is None else check_delta(delta),
+        keep_signals=True,
+        seed=int(np.random.default_rng(random_state).integers(2**31)),
+        t0=time.perf_counter(),
+    )
