@@ -1,0 +1,151 @@
+"""Mechanisms: every learner draws its noise from here.
+
+Each mechanism is a small object that declares its neighbouring ``relation``,
+its ``sensitivity`` and its guarantee (``privacy_map``, ``check``, ``entry``),
+validates its parameters when built and its input before charging, and draws
+noise only in ``__call__(values, *, scope, caller="", step="")`` after charging
+the ledger scope. One call perturbs a whole array.
+
+>>> from privet.ledger import Ledger
+>>> from privet.mechanisms import make_laplace
+>>> led = Ledger(budget=1.0)
+>>> lap = make_laplace(0.5, sensitivity=1.0)
+>>> noisy = lap([10.0, 20.0], scope=led.root)
+>>> led.spent()
+Guarantee(epsilon=0.5, delta=0.0)
+
+Central: :func:`make_laplace`, :func:`make_discrete_laplace`,
+:func:`make_gaussian`, :func:`make_exponential`, :func:`make_report_noisy_max`,
+:func:`make_noisy_histogram` (all sampled by OpenDP). Local (seed 004):
+:class:`PiecewiseMechanism`, :class:`PiecewiseMultiMechanism`,
+:class:`DuchiMechanism`, :class:`DuchiMultiMechanism`, :class:`LocalLaplace`,
+:class:`RandomisedResponse`. Distributed (seed 003): :class:`GammaDLPA` and
+:func:`collusion_guarantee`. Matrix mechanism (seed 002):
+:class:`MatrixMechanism`, :func:`optimize_strategy`,
+:func:`decision_path_workload`.
+"""
+
+from privet.mechanisms._opendp import ROUNDING_SLACK
+from privet.mechanisms._random import seed_for_tests, use_csprng
+from privet.mechanisms.base import Mechanism, calibrate
+from privet.mechanisms.central import (
+    DiscreteLaplaceMechanism,
+    ExponentialMechanism,
+    GaussianMechanism,
+    LaplaceMechanism,
+    NoisyHistogram,
+    ReportNoisyMax,
+    calibrate_gaussian_sigma,
+    calibrate_laplace_scale,
+    exponential_mechanism_probabilities,
+    make_discrete_laplace,
+    make_exponential,
+    make_gaussian,
+    make_laplace,
+    make_noisy_histogram,
+    make_report_noisy_max,
+    permute_and_flip_probabilities,
+)
+from privet.mechanisms.distributed import (
+    CollusionGuarantee,
+    GammaDLPA,
+    collusion_guarantee,
+    make_gamma_dlpa,
+    residual_delta,
+    residual_epsilon,
+    residual_pure_epsilon,
+)
+from privet.mechanisms.entries import DistributedLaplace, NoisyMax
+from privet.mechanisms.local import (
+    DuchiMechanism,
+    DuchiMultiMechanism,
+    LocalLaplace,
+    LocalMechanism,
+    PiecewiseMechanism,
+    PiecewiseMultiMechanism,
+    RandomisedResponse,
+    duchi_multi_bound,
+    piecewise_sample_count,
+)
+from privet.mechanisms.matrix import (
+    DenseWorkload,
+    IdentityStrategy,
+    KroneckerStrategy,
+    KroneckerWorkload,
+    MatrixMechanism,
+    MatrixStrategy,
+    OptimisationResult,
+    PIdentityStrategy,
+    ProductQueries,
+    Strategy,
+    UnionWorkload,
+    Workload,
+    decision_path_workload,
+    expected_error,
+    make_matrix_mechanism,
+    optimize_kronecker,
+    optimize_p_identity,
+    optimize_strategy,
+    squared_error,
+)
+
+__all__ = [
+    "ROUNDING_SLACK",
+    "CollusionGuarantee",
+    "DenseWorkload",
+    "DiscreteLaplaceMechanism",
+    "DistributedLaplace",
+    "DuchiMechanism",
+    "DuchiMultiMechanism",
+    "ExponentialMechanism",
+    "GammaDLPA",
+    "GaussianMechanism",
+    "IdentityStrategy",
+    "KroneckerStrategy",
+    "KroneckerWorkload",
+    "LaplaceMechanism",
+    "LocalLaplace",
+    "LocalMechanism",
+    "MatrixMechanism",
+    "MatrixStrategy",
+    "Mechanism",
+    "NoisyHistogram",
+    "NoisyMax",
+    "OptimisationResult",
+    "PIdentityStrategy",
+    "PiecewiseMechanism",
+    "PiecewiseMultiMechanism",
+    "ProductQueries",
+    "RandomisedResponse",
+    "ReportNoisyMax",
+    "Strategy",
+    "UnionWorkload",
+    "Workload",
+    "calibrate",
+    "calibrate_gaussian_sigma",
+    "calibrate_laplace_scale",
+    "collusion_guarantee",
+    "decision_path_workload",
+    "duchi_multi_bound",
+    "expected_error",
+    "exponential_mechanism_probabilities",
+    "make_discrete_laplace",
+    "make_exponential",
+    "make_gamma_dlpa",
+    "make_gaussian",
+    "make_laplace",
+    "make_matrix_mechanism",
+    "make_noisy_histogram",
+    "make_report_noisy_max",
+    "optimize_kronecker",
+    "optimize_p_identity",
+    "optimize_strategy",
+    "permute_and_flip_probabilities",
+    "piecewise_sample_count",
+    "residual_delta",
+    "residual_epsilon",
+    "residual_pure_epsilon",
+    "seed_for_tests",
+    "squared_error",
+    "use_csprng",
+]

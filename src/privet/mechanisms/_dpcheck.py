@@ -1,0 +1,127 @@
+"""A small empirical DP check: Clopper–Pearson bounds on one event, two neighbouring inputs.
+
+If a mechanism M is (epsilon, delta)-DP then for neighbouring inputs a, b and
+every event S, P[M(a) in S] <= e^epsilon P[M(b) in S] + delta, so
+
+    epsilon >= ln((p_a - delta) / p_b).
+
+With p_a replaced by its lower and p_b by its upper Clopper–Pearson bound
+(Clopper & Pearson 1934), each one-sided at level 1 - alpha/2 (Bonferroni over
+the two bounds), the result is a lower bound on the mechanism's epsilon that
+holds with probability >= 1 - alpha. The event (a threshold or equality event
+on a scalar statistic of the output) and the direction (a/b or b/a) are chosen
+on one half of the samples and evaluated on the other, so the selection does
+not bias the bound (Ding et al. 2018; Bichsel et al. 2021 for the general method).
+
+This is the mechanisms package's own minimal helper for its tests; the fuller
+audit module lives in :mod:`privet.audits`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy import stats
+
+from privet.errors import InvalidParameterError
+
+__all__ = ["DPCheck", "check_dp", "clopper_pearson", "epsilon_lower_bound"]
+
+
+def clopper_pearson(k: int, n: int, level: float) -> tuple[float, float]:
+    """One-sided exact binomial bounds (lower, upper), each holding with probability ``level``."""
+    if not 0 < level < 1 or not 0 <= k <= n or n <= 0:
+        raise InvalidParameterError(
+            f"clopper_pearson needs 0 <= k <= n, n > 0, 0 < level < 1; got {k}, {n}, {level}."
+        )
+    a = 1 - level
+    lo = 0.0 if k == 0 else float(stats.beta.ppf(a, k, n - k + 1))
+    hi = 1.0 if k == n else float(stats.beta.ppf(1 - a, k + 1, n - k))
+    return lo, hi
+
+
+def epsilon_lower_bound(
+    k_a: int, n_a: int, k_b: int, n_b: int, *, delta: float = 0.0, level: float = 0.999
+) -> float:
+    """ln((lower(p_a) - delta) / upper(p_b)), or 0 when that is not positive."""
+    lo, _ = clopper_pearson(k_a, n_a, level)
+    _, hi = clopper_pearson(k_b, n_b, level)
+    if lo <= delta or hi <= 0:
+        return 0.0
+    return max(0.0, math.log((lo - delta) / hi))
+
+
+@dataclass(frozen=True)
+class DPCheck:
+    """Outcome of :func:`check_dp`: ``epsilon_lower`` holds with probability >= ``confidence``."""
+
+    epsilon_lower: float
+    confidence: float
+    event: str
+    n: int
+
+    def consistent_with(self, epsilon: float) -> bool:
+        """False when the samples prove the mechanism is not epsilon-DP (at the confidence)."""
+        return self.epsilon_lower <= epsilon * (1 + 1e-9)
+
+
+def _events(x: NDArray[np.float64], discrete: bool) -> list[tuple[str, float]]:
+    cands = np.unique(x) if discrete else np.unique(np.quantile(x, np.linspace(0.005, 0.995, 199)))
+    kinds = ("==", ">=", "<=") if discrete else (">", "<")
+    return [(kind, float(c)) for c in cands for kind in kinds]
+
+
+def _hits(x: NDArray[np.float64], kind: str, c: float) -> int:
+    if kind == "==":
+        return int(np.sum(x == c))
+    if kind in (">=", ">"):
+        return int(np.sum(x >= c)) if kind == ">=" else int(np.sum(x > c))
+    return int(np.sum(x <= c)) if kind == "<=" else int(np.sum(x < c))
+
+
+def check_dp(
+    sample_a: Callable[[int], NDArray[np.float64]],
+    sample_b: Callable[[int], NDArray[np.float64]],
+    *,
+    n: int,
+    confidence: float = 0.9999,
+    delta: float = 0.0,
+    discrete: bool | None = None,
+) -> DPCheck:
+    """Lower-bound epsilon from ``n`` outputs on each of two neighbouring inputs.
+
+    ``sample_a(m)`` returns m independent outputs (a scalar statistic each) of
+    the mechanism on input a; likewise ``sample_b``. The returned
+    ``epsilon_lower`` is a valid lower bound with probability >= ``confidence``.
+    """
+    if n < 20:
+        raise InvalidParameterError(f"check_dp needs n >= 20 samples per input; got {n}.")
+    xa = np.asarray(sample_a(n), dtype=float).ravel()
+    xb = np.asarray(sample_b(n), dtype=float).ravel()
+    if discrete is None:
+        discrete = bool(np.all(xa == np.round(xa)) and np.all(xb == np.round(xb)))
+    half = n // 2
+    sel_a, ev_a, sel_b, ev_b = xa[:half], xa[half:], xb[:half], xb[half:]
+    best = (-math.inf, "", 0.0, True)
+    for kind, c in _events(np.concatenate([sel_a, sel_b]), discrete):
+        ka, kb = _hits(sel_a, kind, c), _hits(sel_b, kind, c)
+        for forward in (True, False):
+            num, den = (ka, kb) if forward else (kb, ka)
+            score = math.log((num + 1) / (den + 1)) - 3.0 / math.sqrt(num + 1)
+            if score > best[0]:
+                best = (score, kind, c, forward)
+    _, kind, c, forward = best
+    level = 1 - (1 - confidence) / 2  # two bounds, one selected direction
+    ka, kb = _hits(ev_a, kind, c), _hits(ev_b, kind, c)
+    m_a, m_b = ev_a.size, ev_b.size
+    eps = (
+        epsilon_lower_bound(ka, m_a, kb, m_b, delta=delta, level=level)
+        if forward
+        else epsilon_lower_bound(kb, m_b, ka, m_a, delta=delta, level=level)
+    )
+    side = "a/b" if forward else "b/a"
+    return DPCheck(eps, confidence, f"x {kind} {c:.6g} ({side})", n)

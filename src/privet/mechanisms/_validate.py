@@ -1,0 +1,144 @@
+"""Parameter and input checks shared by the mechanisms.
+
+Every check raises :class:`~privet.errors.InvalidParameterError` with the
+scikit-learn message shape (parameter, owner, allowed values, value got) and is
+called before anything is charged, so a refused call costs nothing.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from privet.errors import InvalidParameterError
+from privet.ledger import Ledger, NeighbouringRelation, Scope
+
+
+def positive(value: Any, name: str, owner: str, *, allow_inf: bool = False) -> float:
+    """``value`` as a float in (0, inf) (or (0, inf] with ``allow_inf``)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise InvalidParameterError(
+            f"The '{name}' parameter of {owner} must be a float in the range (0, inf); "
+            f"got {value!r} of type {type(value).__name__}."
+        )
+    v = float(value)
+    if math.isnan(v) or v <= 0 or (math.isinf(v) and not allow_inf):
+        raise InvalidParameterError(
+            f"The '{name}' parameter of {owner} must be a float in the range (0, inf); "
+            f"got {value!r}. Pass a finite positive number such as 1.0."
+        )
+    return v
+
+
+def probability(value: Any, name: str, owner: str, *, allow_zero: bool = False) -> float:
+    """``value`` as a float in (0, 1) (or [0, 1) with ``allow_zero``)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise InvalidParameterError(
+            f"The '{name}' parameter of {owner} must be a float in (0, 1); got {value!r}."
+        )
+    v = float(value)
+    lo_ok = v >= 0 if allow_zero else v > 0
+    if math.isnan(v) or not lo_ok or v >= 1:
+        interval = "[0, 1)" if allow_zero else "(0, 1)"
+        raise InvalidParameterError(
+            f"The '{name}' parameter of {owner} must be a float in {interval}; got {value!r}."
+        )
+    return v
+
+
+def integer(value: Any, name: str, owner: str, *, minimum: int = 1) -> int:
+    """``value`` as an int >= ``minimum``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise InvalidParameterError(
+            f"The '{name}' parameter of {owner} must be an int >= {minimum}; got {value!r}."
+        )
+    if int(value) < minimum:
+        raise InvalidParameterError(
+            f"The '{name}' parameter of {owner} must be an int >= {minimum}; got {value!r}."
+        )
+    return int(value)
+
+
+def relation(value: Any, owner: str) -> NeighbouringRelation:
+    try:
+        return NeighbouringRelation.parse(value)
+    except InvalidParameterError as exc:
+        raise InvalidParameterError(f"The 'relation' parameter of {owner}: {exc}") from None
+
+
+def one_of(values: dict[str, Any], owner: str) -> str:
+    """Name of the single parameter of ``values`` that is not None."""
+    given = [k for k, v in values.items() if v is not None]
+    if len(given) != 1:
+        names = " or ".join(repr(k) for k in values)
+        raise InvalidParameterError(f"{owner} needs exactly one of {names}; got {given or 'none'}.")
+    return given[0]
+
+
+def finite_array(values: Any, name: str, owner: str) -> NDArray[np.float64]:
+    """``values`` as a float array with no NaN or infinity."""
+    try:
+        arr = np.asarray(values, dtype=float)
+    except (TypeError, ValueError):
+        raise InvalidParameterError(
+            f"The '{name}' argument of {owner} must be an array of real numbers; "
+            f"got {type(values).__name__}."
+        ) from None
+    if arr.size and not np.isfinite(arr).all():
+        bad = arr[~np.isfinite(arr)].ravel()[0]
+        raise InvalidParameterError(
+            f"The '{name}' argument of {owner} must be finite; found {bad!r}. "
+            "Remove or impute NaN and infinite values before releasing them."
+        )
+    return arr
+
+
+def integer_array(values: Any, name: str, owner: str) -> NDArray[np.int64]:
+    """``values`` as an int64 array; floats are accepted only if integral."""
+    arr = np.asarray(values)
+    if arr.dtype == bool or not (
+        np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)
+    ):
+        raise InvalidParameterError(
+            f"The '{name}' argument of {owner} must be an array of integers; got dtype {arr.dtype}."
+        )
+    if np.issubdtype(arr.dtype, np.floating):
+        arr = finite_array(arr, name, owner)
+        if arr.size and not np.all(arr == np.round(arr)):
+            raise InvalidParameterError(
+                f"The '{name}' argument of {owner} must hold integer counts; got non-integral "
+                "values. Use the real-valued Laplace mechanism for real values."
+            )
+        if arr.size and np.abs(arr).max() >= 2.0**62:
+            raise InvalidParameterError(f"The '{name}' argument of {owner} overflows int64.")
+    return arr.astype(np.int64)
+
+
+def in_range(arr: NDArray[Any], lower: float, upper: float, name: str, owner: str) -> None:
+    """Refuse values outside the declared public range ``[lower, upper]``."""
+    if arr.size == 0:
+        return
+    lo, hi = float(arr.min()), float(arr.max())
+    if lo < lower or hi > upper:
+        bad = lo if lo < lower else hi
+        raise InvalidParameterError(
+            f"The '{name}' argument of {owner} must lie in the declared range "
+            f"[{lower:g}, {upper:g}]; found {bad!r}. Clip values to the public range first "
+            "(clipping is part of the data preparation, not of the mechanism)."
+        )
+
+
+def scope_of(scope: Any, owner: str) -> Scope:
+    """Accept a ledger scope, or a ledger (its root scope)."""
+    if isinstance(scope, Ledger):
+        return scope.root
+    if isinstance(scope, Scope):
+        return scope
+    raise InvalidParameterError(
+        f"{owner} needs a ledger scope to charge before it releases anything: pass "
+        f"scope=ledger.root (or a child scope); got {scope!r}."
+    )
