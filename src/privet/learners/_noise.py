@@ -1,6 +1,7 @@
-"""The two noisy steps of the ID3 family, charged before they release.
+"""The two noisy steps of the ID3 family, drawn from :mod:`privet.mechanisms`.
 
-Thin wrappers the learners call; the noise comes from OpenDP's samplers.
+Each helper builds the mechanism for the scope's neighbouring relation; the
+mechanism charges the scope before it draws (OpenDP samplers).
 """
 
 from __future__ import annotations
@@ -9,32 +10,18 @@ import functools
 
 import numpy as np
 
-from privet.ledger import Exponential, Laplace, NeighbouringRelation, Scope
+from privet.ledger import NeighbouringRelation, Scope
+from privet.mechanisms import make_exponential, make_noisy_histogram
 
 
-@functools.lru_cache(maxsize=256)
-def _opendp_noisy_max(scale: float):  # type: ignore[no-untyped-def]
-    import opendp.prelude as dp
-
-    dp.enable_features("contrib")
-    # Gumbel noise (zCDP measure in OpenDP): argmax(u + Gumbel(scale)) is exactly
-    # the exponential mechanism with probabilities proportional to exp(u / scale).
-    return dp.m.make_noisy_max(
-        dp.vector_domain(dp.atom_domain(T=float, nan=False)),
-        dp.linf_distance(T=float),
-        dp.zero_concentrated_divergence(),
-        scale=scale,
-    )
+@functools.lru_cache(maxsize=512)
+def _exponential(epsilon: float, sensitivity: float, relation: NeighbouringRelation):  # type: ignore[no-untyped-def]
+    return make_exponential(epsilon, sensitivity=sensitivity, relation=relation)
 
 
-@functools.lru_cache(maxsize=256)
-def _opendp_discrete_laplace(scale: float):  # type: ignore[no-untyped-def]
-    import opendp.prelude as dp
-
-    dp.enable_features("contrib")
-    return dp.m.make_laplace(
-        dp.vector_domain(dp.atom_domain(T=int)), dp.l1_distance(T=int), scale=scale
-    )
+@functools.lru_cache(maxsize=512)
+def _histogram(epsilon: float, relation: NeighbouringRelation):  # type: ignore[no-untyped-def]
+    return make_noisy_histogram(epsilon, relation=relation)
 
 
 def exponential_select(
@@ -46,16 +33,12 @@ def exponential_select(
     caller: str = "",
     step: str = "",
 ) -> int:
-    """Charge then run the exponential mechanism: P(i) ∝ exp(eps u_i / (2 Δ))."""
-    scope.charge(
-        Exponential(epsilon=epsilon, sensitivity=sensitivity),
-        mechanism="exponential",
-        sensitivity=sensitivity,
-        caller=caller,
-        step=step,
-    )
-    m = _opendp_noisy_max(2.0 * sensitivity / epsilon)
-    return int(m([float(u) for u in utilities]))
+    """Charge then run the exponential mechanism: P(i) ∝ exp(eps u_i / (2 Δ)).
+
+    Sampled as report-noisy-max with Gumbel noise (the same distribution).
+    """
+    mech = _exponential(float(epsilon), float(sensitivity), scope.ledger.relation)
+    return int(mech(np.asarray(utilities, dtype=float), scope=scope, caller=caller, step=step))
 
 
 def noisy_counts(
@@ -69,17 +52,13 @@ def noisy_counts(
     """Charge then add discrete Laplace noise to a histogram of class counts.
 
     L1 sensitivity 1 under add/remove and 2 under replace-one (one count goes
-    down, another up).
+    down, another up); the histogram mechanism picks it from the relation.
     """
-    relation = scope.ledger.relation
-    sens = 1.0 if relation is NeighbouringRelation.ADD_REMOVE else 2.0
-    scale = sens / epsilon
-    scope.charge(
-        Laplace(scale=scale, sensitivity=sens),
-        mechanism="discrete laplace",
-        sensitivity=sens,
-        caller=caller,
-        step=step,
+    mech = _histogram(float(epsilon), scope.ledger.relation)
+    return np.asarray(
+        mech(np.asarray(counts, dtype=np.int64), scope=scope, caller=caller, step=step),
+        dtype=float,
     )
-    m = _opendp_discrete_laplace(scale)
-    return np.asarray(m([int(c) for c in counts]), dtype=float)
+
+
+__all__ = ["exponential_select", "noisy_counts"]
