@@ -196,9 +196,14 @@ def parallel_repeated(
 def amplify(g: Guarantee, rate: float, method: str, relation: NeighbouringRelation) -> Guarantee:
     """Exact amplification by subsampling (module docstring)."""
     check_sampling(rate, method, relation)
+    if rate == 1.0:
+        return g  # no amplification: exactly the unamplified guarantee
     if math.isinf(g.epsilon):
         return Guarantee(math.inf, min(1.0 - 1e-300, rate * g.delta))
-    eps = math.log1p(rate * math.expm1(g.epsilon))
+    if g.epsilon < 700.0:
+        eps = math.log1p(rate * math.expm1(g.epsilon))
+    else:  # the same value, written so that e^eps cannot overflow
+        eps = g.epsilon + math.log(rate + (1.0 - rate) * math.exp(-g.epsilon))
     return Guarantee(min(eps, g.epsilon), rate * g.delta)
 
 

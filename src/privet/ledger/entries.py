@@ -77,11 +77,19 @@ class Entry:
         name = data.pop("type")
         cls = _REGISTRY.get(name)
         if cls is None:
+            # Entry classes defined outside the ledger register when their module
+            # is imported; the mechanisms' entries are the known ones.
+            import privet.mechanisms.entries  # noqa: F401
+
+            cls = _REGISTRY.get(name)
+        if cls is None:
             raise UnsupportedEntryError(
                 f"Unknown ledger entry type {name!r}; this ledger was written by a newer "
                 "privet. Upgrade privet to read it."
             )
-        return cls(**{k: _dec(v) for k, v in data.items()})
+        # "inf" in a float field is infinity; in a str field (a reason) it is text.
+        text = {f.name for f in dataclasses.fields(cls) if f.type in ("str", str)}
+        return cls(**{k: v if k in text else _dec(v) for k, v in data.items()})
 
 
 def _enc(v: Any) -> Any:
@@ -202,13 +210,13 @@ class Exponential(Entry):
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "epsilon", _positive(self.epsilon, "epsilon", "Exponential"))
+        object.__setattr__(
+            self, "sensitivity", _positive(self.sensitivity, "sensitivity", "Exponential")
+        )
 
     @property
     def rho(self) -> float:
         return self.epsilon**2 / 8
-        object.__setattr__(
-            self, "sensitivity", _positive(self.sensitivity, "sensitivity", "Exponential")
-        )
 
 
 @register_entry

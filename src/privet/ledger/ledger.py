@@ -18,11 +18,12 @@ import contextlib
 import contextvars
 import json
 import math
+import numbers
 import os
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -190,7 +191,12 @@ class Scope:
             replace-one neighbours a non-stable partition costs its two
             costliest parts, since a replaced record can change part.
         """
-        if isinstance(labels, int) and not isinstance(labels, bool):
+        if isinstance(labels, bool) or not isinstance(labels, numbers.Integral | Iterable):
+            raise InvalidParameterError(
+                f"A partition takes a number of parts or a sequence of labels, got {labels!r}."
+            )
+        if isinstance(labels, numbers.Integral):  # int, numpy.int64, ...
+            labels = int(labels)
             if labels < 1:
                 raise InvalidParameterError(f"A partition needs at least one part, got {labels}.")
             names = [str(i) for i in range(labels)]
@@ -295,7 +301,7 @@ class Reservation:
     def used(self) -> Guarantee:
         """Composed cost of the charges made inside this reservation so far."""
         bucket = self._state.id if self.is_open else None
-        cost = self._ledger._cost(self._ledger._root_id, bucket, only=self._state.id)
+        cost = self._ledger._cost(self._state.scope_id, bucket, only=self._state.id)
         return best_guarantee(cost, self.amount.delta).guarantee
 
     def __enter__(self) -> Reservation:
@@ -503,6 +509,7 @@ class Ledger:
                 "dataset": self.dataset,
                 "budget": _guarantee_dict(self.budget),
                 "relation": self.relation.value,
+                "root": self._root_id,
                 "groups": [
                     {
                         "id": g.id,
@@ -543,8 +550,13 @@ class Ledger:
             raise InvalidParameterError(
                 "Not a privet ledger JSON document (missing format 'privet-ledger')."
             )
-        led = cls(
-            _guarantee_from(data["budget"]), relation=data["relation"], dataset=data["dataset"]
+        # The root scope's id is not 1 for the second dataset of a SQLite file.
+        led = Ledger.__new__(Ledger)
+        led._setup(
+            _guarantee_from(data["budget"]),
+            data["relation"],
+            data["dataset"],
+            root_id=int(data.get("root", 1)),
         )
         for g in data["groups"]:
             led._apply_group(
@@ -812,8 +824,22 @@ class Ledger:
                     "a new dataset budget."
                 )
             return
+        # The reservation stands in the global check at its scope, so what is charged
+        # in it must lie in that scope's subtree and is measured at that scope (above
+        # it, e.g. under a subsample, the global check amplifies the reserved amount).
+        scope_id = reservation._state.scope_id
+        cur: int | None = node_id
+        while cur is not None and cur != scope_id:
+            cur = self._nodes[cur].parent
+        if cur is None:
+            raise BudgetExceededError(
+                f"Charging {entry.guarantee()} in scope {path!r} inside reservation "
+                f"#{reservation.id}, which sits in scope {self._nodes[scope_id].path!r} and "
+                "covers only charges in that scope and below; charge inside it, or reserve "
+                "at a scope holding both. Nothing was charged."
+            )
         with self._tentative(node_id, reservation.id, Cost.of(entry)):
-            cost = self._cost(self._root_id, reservation.id)
+            cost = self._cost(scope_id, reservation.id)
         used = best_guarantee(cost, reservation.amount.delta)
         if not used.guarantee.fits_in(reservation.amount):
             raise BudgetExceededError(
@@ -939,8 +965,14 @@ class Ledger:
             self._unplace_reservation(state.scope_id, rid)
         for node in self._nodes.values():
             if rid in node.own:
-                cost = node.own.pop(rid)
-                node.own[SETTLED] = node.own.get(SETTLED, ZERO) + cost
+                del node.own[rid]
+                # Re-add in charge order: float addition is not associative, and this is
+                # the sum from_json and other processes compute for the same charges.
+                node.own[SETTLED] = sequential(
+                    Cost.of(self._charges[c].entry)
+                    for c in node.charges
+                    if self._bucket_of(self._charges[c].reservation) is SETTLED
+                )
             if rid in node.buckets:
                 node.buckets.discard(rid)
                 node.buckets.update((SETTLED, GLOBAL))

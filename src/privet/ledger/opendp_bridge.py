@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from privet.errors import RelationMismatchError, UnsupportedEntryError
+from privet.errors import InvalidParameterError, RelationMismatchError, UnsupportedEntryError
 from privet.ledger.entries import ZCDP, ApproxDP, Entry, PureDP
 from privet.ledger.relation import NeighbouringRelation
 
@@ -36,6 +36,15 @@ def entry_for_measurement(
         raise RelationMismatchError(
             f"Under replace-one neighbours a replaced record is {metric} distance 2, "
             f"got d_in={d_in!r}; pass d_in=2."
+        )
+    dataset_metric = any(
+        m in metric for m in ("SymmetricDistance", "InsertDelete", "ChangeOne", "Hamming")
+    )
+    if dataset_metric and float(d_in) < 1:
+        raise InvalidParameterError(
+            f"d_in={d_in!r} is below one record for the dataset distance {metric}; the "
+            "privacy map would charge (almost) nothing for touching the data. Pass d_in=1 "
+            "(add/remove, change-one) or d_in=2 (symmetric distance under replace-one)."
         )
     loss = measurement.map(d_in)
     name = f"opendp[{measure}]"

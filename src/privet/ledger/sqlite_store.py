@@ -186,7 +186,7 @@ class SQLiteLedger(Ledger):
         led.path = path
         led._conn = conn
         led._seen = {"group": 0, "scope": root, "charge": 0, "reservation": 0}
-        led._sync()
+        led._refresh()  # one read transaction: a consistent snapshot of all tables
         return led
 
     def __reduce__(self) -> tuple[Any, ...]:
@@ -210,12 +210,22 @@ class SQLiteLedger(Ledger):
         """One write transaction, with the model synced to the database first."""
         conn = self._conn
         conn.execute("BEGIN IMMEDIATE")
+        self._stale_closed: list[int] = []
         try:
             self._sync(writing=True)
             yield conn
             conn.execute("COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")
+            # The model already treats the dead processes' reservations as closed: make
+            # the file agree even though this write was rejected (closing is idempotent).
+            for rid in self._stale_closed:
+                with contextlib.suppress(sqlite3.Error):  # best effort: any writer closes it
+                    conn.execute(
+                        "UPDATE reservations SET status = 'closed', closed = ? "
+                        "WHERE id = ? AND status = 'open'",
+                        (time.time(), rid),
+                    )
             raise
 
     def _refresh(self) -> None:
@@ -297,6 +307,7 @@ class SQLiteLedger(Ledger):
                     (time.time(), r.id),
                 )
                 self._mark_closed(r.id)
+                self._stale_closed.append(r.id)
 
     # --------------------------------------------------------------- writes
     def _add_group(

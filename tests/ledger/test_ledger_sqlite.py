@@ -1,0 +1,205 @@
+"""The SQLite store: durability, sharing, opening rules (single process).
+
+Tests with several OS processes are in test_ledger_multiprocess.py.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from privet.errors import BudgetExceededError, InvalidParameterError, PrivetError
+from privet.ledger import Guarantee, Ledger
+
+
+def test_charges_survive_reopening(sqlite_path):
+    led = Ledger.open(sqlite_path, dataset="adult", budget=Guarantee(1.0))
+    left, right = led.root.partition(["l", "r"])
+    left.charge(0.25, mechanism="m", caller="A", step="s")
+    right.charge(0.5, mechanism="m")
+    led.root.subsample(0.1, "poisson").charge(1.0, mechanism="m")
+    led.close()
+    again = Ledger.open(sqlite_path, dataset="adult")
+    assert again.budget == Guarantee(1.0)
+    assert again.spent() == Ledger.from_json(again.to_json()).spent()
+    assert [c.path for c in again.charges] == ["adult/l", "adult/r", "adult/[poisson@0.1]"]
+    assert again.charges[0].caller == "A"
+    again.close()
+
+
+def test_file_is_wal_and_fully_synchronous(sqlite_path):
+    led = Ledger.open(sqlite_path, dataset="adult", budget=Guarantee(1.0))
+    assert led._conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert led._conn.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL
+    led.close()
+
+
+def test_two_handles_share_one_budget(sqlite_path):
+    a = Ledger.open(sqlite_path, dataset="adult", budget=Guarantee(1.0))
+    b = Ledger.open(sqlite_path, dataset="adult")
+    a.root.charge(0.5, mechanism="m")
+    (part,) = b.root.partition(["p"])
+    part.charge(0.25, mechanism="m")
+    with pytest.raises(BudgetExceededError):
+        a.root.charge(0.5, mechanism="m")
+    assert a.spent() == b.spent() == Guarantee(0.75)
+    with a.reserve(Guarantee(0.25)):
+        assert b.remaining() == Guarantee(0.0)
+        with pytest.raises(BudgetExceededError):
+            b.root.charge(0.01, mechanism="m")
+    assert b.remaining() == Guarantee(0.25)
+    assert a.to_json() == b.to_json()
+
+
+def test_datasets_in_one_file_have_separate_budgets(sqlite_path):
+    a = Ledger.open(sqlite_path, dataset="adult", budget=Guarantee(1.0))
+    b = Ledger.open(sqlite_path, dataset="census", budget=Guarantee(0.5, 1e-6))
+    a.root.charge(1.0, mechanism="m")
+    x, _y = b.root.partition(2)
+    x.charge(0.25, mechanism="m")
+    b.root.charge(0.125, mechanism="m")
+    assert a.spent() == Guarantee(1.0)
+    assert b.spent() == Guarantee(0.375)
+    assert b.remaining() == Guarantee(0.125, 1e-6)
+
+
+def test_json_of_a_second_dataset_round_trips(sqlite_path):
+    """The root scope of a second dataset in a file is not scope 1."""
+    Ledger.open(sqlite_path, dataset="adult", budget=Guarantee(1.0)).root.partition(2)
+    b = Ledger.open(sqlite_path, dataset="census", budget=Guarantee(1.0))
+    left, _ = b.root.partition(2)
+    left.charge(0.25, mechanism="m")
+    b.root.charge(0.125, mechanism="m")
+    s = b.to_json()
+    back = Ledger.from_json(s)
+    assert back.to_json() == s
+    assert back.spent() == b.spent() == Guarantee(0.375)
+    assert back.root.path == "census"
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        (
+            {"budget": Guarantee(2.0)},
+            "has budget ε=1, not ε=2; a lifetime budget cannot be changed",
+        ),
+        ({"budget": Guarantee(1.0, 1e-6)}, "cannot be changed"),
+        ({"relation": "replace_one"}, "uses add/remove neighbours, not replace-one"),
+    ],
+)
+def test_reopening_with_other_settings_is_refused(sqlite_path, kwargs, match):
+    led = Ledger.open(sqlite_path, dataset="adult", budget=Guarantee(1.0))
+    led.root.charge(0.5, mechanism="m")
+    with pytest.raises(InvalidParameterError, match=match):
+        Ledger.open(sqlite_path, dataset="adult", **kwargs)
+    assert led.spent() == Guarantee(0.5)
+    assert Ledger.open(sqlite_path, dataset="adult").budget == Guarantee(1.0)
+
+
+def test_first_open_needs_a_budget(sqlite_path):
+    with pytest.raises(InvalidParameterError, match=r"has no budget .* yet; pass budget="):
+        Ledger.open(sqlite_path, dataset="adult")
+
+
+def test_missing_folder(tmp_path):
+    path = tmp_path / "no" / "such" / "folder" / "budget.sqlite"
+    with pytest.raises(InvalidParameterError, match="does not exist"):
+        Ledger.open(path, dataset="adult", budget=Guarantee(1.0))
+    assert not path.parent.exists()
+
+
+def test_not_a_ledger_file(tmp_path):
+    path = tmp_path / "junk.sqlite"
+    path.write_bytes(b"this is not a database" * 100)
+    with pytest.raises(PrivetError, match="not a usable privet ledger file"):
+        Ledger.open(path, dataset="adult", budget=Guarantee(1.0))
+
+
+@pytest.mark.parametrize(
+    ("budget", "match"),
+    [(-1.0, ">= 0"), (float("nan"), "nan"), (Guarantee(1.0), None)],
+)
+def test_invalid_budget_on_open(sqlite_path, budget, match):
+    if match is None:
+        Ledger.open(sqlite_path, dataset="adult", budget=budget)
+        return
+    with pytest.raises(InvalidParameterError, match=match):
+        Ledger.open(sqlite_path, dataset="adult", budget=budget)
+
+
+def test_empty_dataset_name(sqlite_path):
+    with pytest.raises(InvalidParameterError, match="non-empty dataset name"):
+        Ledger.open(sqlite_path, dataset="", budget=Guarantee(1.0))
+
+
+def _leave_open_reservation(path, amount):
+    """Run a process that opens a reservation and dies without closing it."""
+    code = textwrap.dedent(
+        f"""
+        import os
+        from privet.ledger import Ledger, Guarantee
+        led = Ledger.open({str(path)!r}, dataset="adult")
+        led.reserve(Guarantee({amount}))
+        led.root.charge(0.125, mechanism="before-crash")
+        os._exit(0)
+        """
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+
+
+def test_stale_reservation_is_closed_by_the_next_writer(sqlite_path):
+    led = Ledger.open(sqlite_path, dataset="adult", budget=Guarantee(1.0))
+    _leave_open_reservation(sqlite_path, 0.5)
+    assert led.reserved() == Guarantee(0.5)  # reading does not close it
+    led.root.charge(0.125, mechanism="m")  # the next write does
+    assert led.reserved() == Guarantee(0.0)
+    rows = sqlite3.connect(sqlite_path).execute("SELECT status FROM reservations").fetchall()
+    assert rows == [("closed",)]
+    assert led.spent() == Guarantee(0.25)
+
+
+def test_stale_reservation_is_closed_even_if_the_next_write_is_rejected(sqlite_path):
+    led = Ledger.open(sqlite_path, dataset="adult", budget=Guarantee(1.0))
+    _leave_open_reservation(sqlite_path, 0.5)
+    with pytest.raises(BudgetExceededError):
+        led.root.charge(2.0, mechanism="too much")
+    led.root.charge(0.125, mechanism="m")
+    fresh = Ledger.open(sqlite_path, dataset="adult")
+    assert fresh.reserved() == led.reserved() == Guarantee(0.0)
+    assert fresh.remaining() == led.remaining() == Guarantee(0.75)
+
+
+def test_open_sees_one_consistent_snapshot(sqlite_path, monkeypatch):
+    """Another process may commit a partition while ``Ledger.open`` reads the tables."""
+    import privet.ledger.sqlite_store as store
+
+    writer = Ledger.open(sqlite_path, dataset="adult", budget=Guarantee(1.0))
+    writer.root.partition(1)
+    real_connect = sqlite3.connect
+    state = {}
+
+    class Conn:
+        def __init__(self, conn):
+            self._conn = conn
+
+        def execute(self, sql, *args):
+            if "FROM scopes" in sql and "group_id" in sql and "part" not in state:
+                # commits between the groups query and the scopes query
+                (state["part"],) = writer.root.partition(["late"])
+            return self._conn.execute(sql, *args)
+
+        def __getattr__(self, name):
+            return getattr(self._conn, name)
+
+    monkeypatch.setattr(store.sqlite3, "connect", lambda *a, **k: Conn(real_connect(*a, **k)))
+    reader = Ledger.open(sqlite_path, dataset="adult")
+    monkeypatch.undo()
+    assert "part" in state
+    state["part"].charge(0.25, mechanism="m")
+    assert reader.spent() == Guarantee(0.25)
+    assert [s.label for s in reader.iter_scopes()] == [s.label for s in writer.iter_scopes()]
