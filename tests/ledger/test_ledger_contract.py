@@ -393,12 +393,6 @@ class LedgerContract:
             assert close_enough(res.used().epsilon, planned.epsilon)
         assert close_enough(led.spent().epsilon, planned.epsilon)
 
-    @pytest.mark.xfail(
-        strict=True,
-        reason="BUG: a plan amplifies only the basic (eps, delta) view of a subsample, so a "
-        "zCDP-only entry (Gaussian) under a subsample plans as eps=inf, while the ledger "
-        "converts it at the budget's delta and accepts the same charges",
-    )
     def test_plan_and_ledger_agree_on_a_gaussian_in_a_subsample(self):
         led = self.make(Guarantee(1.0, 1e-6))
         plan = PrivacyPlan()

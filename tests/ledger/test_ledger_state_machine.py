@@ -269,28 +269,21 @@ def test_reference_is_independent_of_privet():
     assert delta == pytest.approx(1e-7)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: charges of two buckets in one subsample are amplified separately and "
-    "added; amplification is superadditive, so the budget is overspent",
-)
 def test_reserved_and_settled_charges_share_one_subsample():
+    """Amplification is superadditive: one merged tree is checked, so the charge that
+    would take the shared subsample to ln(1 + 0.05 (e^6 - 1)) = 3.05 is refused."""
     led = Ledger(budget=Guarantee(1.5))
     sub = led.root.subsample(0.05, "poisson")
     sub.charge(3.0, mechanism="settled")  # ln(1 + 0.05 (e^3 - 1)) = 0.670
     with led.reserve(Guarantee(0.7)):  # at the root: 0.670 + 0.7 <= 1.5
-        sub.charge(3.0, mechanism="reserved")  # 0.670 of the reservation's 0.7
-        during = led.spent().epsilon  # 1.340: the same sample, amplified twice
-    after = led.spent().epsilon  # ln(1 + 0.05 (e^6 - 1)) = 3.05 > 1.5
+        with pytest.raises(BudgetExceededError, match="composes with"):
+            sub.charge(3.0, mechanism="reserved")  # alone 0.670 of the reservation's 0.7
+        during = led.spent().epsilon
+    after = led.spent().epsilon
     assert after <= 1.5 * (1 + 1e-9)
-    assert during == pytest.approx(after)
+    assert during == pytest.approx(after) == pytest.approx(math.log1p(0.05 * math.expm1(3.0)))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: a settled charge in a subsample already holding an open reservation's "
-    "charges is checked without them (superadditive amplification)",
-)
 def test_settled_charge_into_a_subsample_used_by_an_open_reservation():
     led = Ledger(budget=Guarantee(1.5))
     with led.reserve(Guarantee(0.7)):
@@ -298,15 +291,11 @@ def test_settled_charge_into_a_subsample_used_by_an_open_reservation():
         sub.charge(3.0, mechanism="reserved")  # 0.670 of the reservation
         # a charge made outside the reservation (another thread or process)
         outside = contextvars.Context()
-        outside.run(sub.charge, 3.0, mechanism="settled")  # checked as 0.670 + 0.7 <= 1.5
-    assert led.spent().epsilon <= 1.5 * (1 + 1e-9)  # 3.05
+        with pytest.raises(BudgetExceededError):  # the merged subsample would cost 3.05
+            outside.run(sub.charge, 3.0, mechanism="settled")
+    assert led.spent().epsilon <= 1.5 * (1 + 1e-9)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: while a reservation is open, spent() adds the reservation's tree to the "
-    "settled tree instead of composing one tree, so parallel parts are summed",
-)
 def test_spent_during_a_scoped_reservation_composes_one_tree():
     led = Ledger(budget=Guarantee(1.0))
     a, b = led.root.partition(["a", "b"])

@@ -277,3 +277,15 @@ def best_guarantee(cost: Cost, delta: float) -> Bound:
         if eps < best.guarantee.epsilon * (1 - 1e-12):
             best = Bound(Guarantee(eps, delta), "zcdp")
     return best
+
+
+def amplify_cost(
+    child: Cost, rate: float, method: str, relation: NeighbouringRelation, delta: float
+) -> Cost:
+    """Cost of a subsample whose releases cost ``child``: the exact amplification of
+    the child's basic (eps, delta); for a child with only a zCDP view (infinite
+    basic epsilon), of its best bound at ``delta`` (the budget's delta)."""
+    g = Guarantee(child.eps, min(child.delta, 1 - 1e-16))
+    if math.isinf(g.epsilon) and delta > 0:
+        g = best_guarantee(child, delta).guarantee
+    return Cost.of_guarantee(amplify(g, rate, method, relation))

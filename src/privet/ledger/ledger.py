@@ -33,7 +33,7 @@ from privet.ledger.composition import (
     Bound,
     Cost,
     Pair,
-    amplify,
+    amplify_cost,
     best_guarantee,
     check_sampling,
     group_pair,
@@ -44,8 +44,10 @@ from privet.ledger.guarantee import Guarantee
 from privet.ledger.plan import PlanNode
 from privet.ledger.relation import NeighbouringRelation, check_relation
 
-SETTLED = None  # bucket of charges that are not inside an open reservation
-GLOBAL = -1  # settled charges plus open reservations at their scopes: the budget check
+# Keys of the composed costs the ledger caches per scope (see Ledger._pair):
+ALL = "all"  # every committed charge: what has been spent
+# ("check", rid): every committed charge plus the open reservations other than rid
+# at their scopes: what the budget must cover when rid (or, for None, nobody) charges.
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,9 +128,11 @@ class _Node:
     group: int | None
     label: str
     path: str
-    own: dict[int | None, Cost] = field(default_factory=dict)
+    own_all: Cost = ZERO  # every committed charge here, summed in charge order
+    own: dict[int, Cost] = field(default_factory=dict)  # charges of open reservations
     groups: list[int] = field(default_factory=list)
-    buckets: set[int | None] = field(default_factory=set)
+    buckets: set[int] = field(default_factory=set)  # open reservations charged below
+    active: bool = False  # anything charged or reserved here or below
     charges: list[int] = field(default_factory=list)
     reserved: dict[int, Cost] = field(default_factory=dict)  # open reservations here
 
@@ -300,8 +304,11 @@ class Reservation:
 
     def used(self) -> Guarantee:
         """Composed cost of the charges made inside this reservation so far."""
-        bucket = self._state.id if self.is_open else None
-        cost = self._ledger._cost(self._state.scope_id, bucket, only=self._state.id)
+        led = self._ledger
+        if self.is_open:
+            cost = led._cost(self._state.scope_id, self._state.id)
+        else:
+            cost = led._cost(self._state.scope_id, only=self._state.id)
         return best_guarantee(cost, self.amount.delta).guarantee
 
     def __enter__(self) -> Reservation:
@@ -379,7 +386,7 @@ class Ledger:
         self._groups: dict[int, _Group] = {}
         self._charges: dict[int, ChargeRecord] = {}
         self._reservations: dict[int, _ReservationState] = {}
-        self._cache: dict[tuple[int, int | None], Pair] = {}
+        self._cache: dict[int, dict[Any, Pair]] = {}
         self._paths: set[str] = set()
         self._next_id = {"scope": 1, "group": 1, "charge": 1, "reservation": 1}
         self._root_id = self._new_node_local(root_id, None, None, self.dataset, self.dataset)
@@ -446,7 +453,8 @@ class Ledger:
     def plan_cost(self, plan: PlanNode | Guarantee | Entry | float) -> Guarantee:
         """The guarantee the ledger proves for a plan, without charging it."""
         if isinstance(plan, PlanNode):
-            return best_guarantee(plan.cost(self.relation), self.budget.delta).guarantee
+            cost = plan.cost(self.relation, delta=self.budget.delta)
+            return best_guarantee(cost, self.budget.delta).guarantee
         return as_entry(plan).guarantee()
 
     def reserve(
@@ -654,74 +662,80 @@ class Ledger:
             )
             return tuple(Scope(self, i) for i in ids)
 
-    def _bucket_of(self, reservation: int | None) -> int | None:
-        if reservation is None:
-            return SETTLED
-        state = self._reservations.get(reservation)
-        return reservation if state is not None and state.status == "open" else SETTLED
+    def _is_open(self, reservation: int | None) -> bool:
+        state = self._reservations.get(reservation) if reservation is not None else None
+        return state is not None and state.status == "open"
 
     def _apply_charge(self, record: ChargeRecord) -> None:
-        """Add a committed charge to the in-memory model."""
+        """Add a committed charge to the in-memory model (in charge-id order)."""
         self._charges[record.id] = record
         self._next_id["charge"] = max(self._next_id["charge"], record.id + 1)
-        self._add_cost(record.scope_id, self._bucket_of(record.reservation), Cost.of(record.entry))
+        rid = record.reservation if self._is_open(record.reservation) else None
+        self._add_cost(record.scope_id, Cost.of(record.entry), rid)
         self._nodes[record.scope_id].charges.append(record.id)
 
-    def _add_cost(self, node_id: int, bucket: int | None, cost: Cost) -> None:
+    def _add_cost(self, node_id: int, cost: Cost, rid: int | None) -> None:
         node = self._nodes[node_id]
-        node.own[bucket] = node.own.get(bucket, ZERO) + cost
-        self._touch(node_id, bucket)
+        node.own_all = node.own_all + cost
+        if rid is not None:
+            node.own[rid] = node.own.get(rid, ZERO) + cost
+        self._touch(node_id, rid)
 
-    def _invalidate(self, node_id: int, bucket: int | None) -> None:
-        keys = (bucket, GLOBAL) if bucket is SETTLED else (bucket,)
-        cur: int | None = node_id
-        while cur is not None:
-            for key in keys:
-                self._cache.pop((cur, key), None)
-            cur = self._nodes[cur].parent
-
-    def _touch(self, node_id: int, bucket: int | None) -> None:
-        """Mark a bucket present along the path to the root and drop stale caches."""
-        keys = (bucket, GLOBAL) if bucket is SETTLED or bucket == GLOBAL else (bucket,)
+    def _touch(self, node_id: int, rid: int | None) -> None:
+        """Mark the path to the root active (and holding rid) and drop its caches."""
         cur: int | None = node_id
         while cur is not None:
             n = self._nodes[cur]
-            for key in keys:
-                n.buckets.add(key)
-                self._cache.pop((cur, key), None)
+            n.active = True
+            if rid is not None:
+                n.buckets.add(rid)
+            self._cache.pop(cur, None)
             cur = n.parent
 
-    def _cost(self, node_id: int, bucket: int | None, only: int | None = None) -> Cost:
-        """Composed cost of a subtree, counting the charges of one bucket.
+    def _cost(self, node_id: int, key: Any = ALL, only: int | None = None) -> Cost:
+        """Composed cost of a subtree (the ``double`` cost, see composition.group_pair).
 
-        With ``only`` set, count the charges made inside that reservation,
-        whatever their bucket now (used for a closed reservation's usage).
+        ``key`` is :data:`ALL` (every committed charge), ``("check", rid)`` (the
+        budget check) or a reservation id (its own charges). With ``only`` set,
+        count the charges made inside that reservation, open or closed.
         """
-        if only is not None and bucket is SETTLED:
+        if only is not None:
             return self._pair_filtered(node_id, lambda rec: rec.reservation == only)[1]
-        return self._pair(node_id, bucket)[1]
+        return self._pair(node_id, key)[1]
 
-    def _pair(self, node_id: int, bucket: int | None) -> Pair:
-        """(single, double) cost of a subtree (see composition.group_pair)."""
-        key = (node_id, bucket)
-        cached = self._cache.get(key)
+    def _pair(self, node_id: int, key: Any) -> Pair:
+        """(single, double) cost of a subtree (see composition.group_pair).
+
+        One merged tree: settled charges and the charges of open reservations
+        compose together, because amplification and the replace-one rule are
+        not additive (two trees added up can under-count a subsample).
+        """
+        node_cache = self._cache.setdefault(node_id, {})
+        cached = node_cache.get(key)
         if cached is not None:
             return cached
         node = self._nodes[node_id]
-        own = node.own.get(bucket, ZERO)
-        if bucket == GLOBAL:
-            own = sequential([node.own.get(SETTLED, ZERO), *node.reserved.values()])
+        if isinstance(key, tuple):  # ("check", excluded reservation)
+            rests = [self._reservation_rest(r) for r in node.reserved if r != key[1]]
+            own = sequential([node.own_all, *rests])
+        elif key == ALL:
+            own = node.own_all
+        else:
+            own = node.own.get(key, ZERO)
         single, double = own, own
         for gid in node.groups:
             group = self._groups[gid]
-            members = [m for m in group.members if bucket in self._nodes[m].buckets]
+            if isinstance(key, int):
+                members = [m for m in group.members if key in self._nodes[m].buckets]
+            else:
+                members = [m for m in group.members if self._nodes[m].active]
             if not members:
                 continue
-            pairs = [self._pair(m, bucket) for m in members]
+            pairs = [self._pair(m, key) for m in members]
             s, d = self._group_pair(pairs, group)
             single, double = single + s, double + d
         pair = (single, double)
-        self._cache[key] = pair
+        node_cache[key] = pair
         return pair
 
     def _group_pair(self, pairs: list[Pair], group: _Group) -> Pair:
@@ -748,58 +762,71 @@ class Ledger:
         return single, double
 
     def _amplified(self, child: Cost, group: _Group) -> Cost:
-        # Amplify the child's basic composition; if it has only a zCDP view
-        # (infinite basic epsilon), its best bound at the budget's delta.
-        g = Guarantee(child.eps, min(child.delta, 1 - 1e-16))
-        if math.isinf(g.epsilon) and self.budget.delta > 0:
-            g = best_guarantee(child, self.budget.delta).guarantee
-        return Cost.of_guarantee(amplify(g, group.rate, group.method, self.relation))
+        return amplify_cost(child, group.rate, group.method, self.relation, self.budget.delta)
 
     def _open_reservations(self) -> list[_ReservationState]:
         return [r for r in self._reservations.values() if r.status == "open"]
 
     def _bound_all(self) -> Bound:
         """Bound of every committed charge, whether or not its reservation is open."""
-        return best_guarantee(self._subtree_cost(self._root_id), self.budget.delta)
+        return best_guarantee(self._cost(self._root_id, ALL), self.budget.delta)
 
     def _subtree_cost(self, node_id: int) -> Cost:
-        cost = self._cost(node_id, SETTLED)
-        for r in self._open_reservations():
-            cost = cost + self._cost(node_id, r.id)
-        return cost
+        return self._cost(node_id, ALL)
 
     def _subtree_bound(self, node_id: int) -> Bound:
         with self._lock:
             self._refresh()
             return best_guarantee(self._subtree_cost(node_id), self.budget.delta)
 
-    def _global_bound(self) -> Bound:
-        """Settled charges plus open reservations at their scopes: what the budget must cover."""
-        return best_guarantee(self._cost(self._root_id, GLOBAL), self.budget.delta)
+    def _reservation_rest(self, rid: int) -> Cost:
+        """What an open reservation may still charge: its amount less what it used.
+
+        Only a stand-in for future charges (keeping room for them); safety does
+        not rest on it, because every charge is checked against the merged tree
+        of all committed charges.
+        """
+        state = self._reservations[rid]
+        used = best_guarantee(self._cost(state.scope_id, rid), state.amount.delta).guarantee
+        rest = Guarantee(
+            max(0.0, state.amount.epsilon - used.epsilon),
+            max(0.0, state.amount.delta - used.delta),
+        )
+        return _reservation_cost(rest)
+
+    def _global_bound(self, exclude: int | None = None) -> Bound:
+        """Every committed charge (one merged tree) plus, at their scopes, what the
+        open reservations other than ``exclude`` may still charge: what the
+        budget must cover."""
+        return best_guarantee(self._cost(self._root_id, ("check", exclude)), self.budget.delta)
 
     # ---------------------------------------------------------------- checks
     @contextlib.contextmanager
-    def _tentative(self, node_id: int, bucket: int | None, cost: Cost) -> Iterator[None]:
-        """Add a cost for the duration of a check, then restore the model exactly."""
+    def _tentative(self, node_id: int, cost: Cost, rid: int | None) -> Iterator[None]:
+        """Add a charge's cost for the duration of a check, then restore the model exactly."""
         node = self._nodes[node_id]
-        old = node.own.get(bucket)
-        lacking = []
+        old_all, old_rid = node.own_all, node.own.get(rid) if rid is not None else None
+        path = []
         cur: int | None = node_id
         while cur is not None:
-            if bucket not in self._nodes[cur].buckets:
-                lacking.append(cur)
-            cur = self._nodes[cur].parent
-        self._add_cost(node_id, bucket, cost)
+            n = self._nodes[cur]
+            path.append((n, n.active, rid in n.buckets))
+            cur = n.parent
+        self._add_cost(node_id, cost, rid)
         try:
             yield
         finally:
-            if old is None:
-                del node.own[bucket]
-            else:
-                node.own[bucket] = old
-            for n in lacking:
-                self._nodes[n].buckets.discard(bucket)
-            self._invalidate(node_id, bucket)
+            node.own_all = old_all
+            if rid is not None:
+                if old_rid is None:
+                    node.own.pop(rid, None)
+                else:
+                    node.own[rid] = old_rid
+            for n, active, had_rid in path:
+                n.active = active
+                if rid is not None and not had_rid:
+                    n.buckets.discard(rid)
+                self._cache.pop(n.id, None)
 
     def _check_charge(self, node_id: int, entry: Entry, reservation: Reservation | None) -> None:
         """Raise BudgetExceededError if the charge does not fit; change nothing."""
@@ -813,7 +840,7 @@ class Ledger:
         path = self._nodes[node_id].path
         # The cost of a tree is not additive: add tentatively, measure, restore.
         if reservation is None:
-            with self._tentative(node_id, SETTLED, Cost.of(entry)):
+            with self._tentative(node_id, Cost.of(entry), None):
                 bound = self._global_bound()
             if not bound.guarantee.fits_in(self.budget):
                 left = _left(self.budget, self._global_bound().guarantee)
@@ -838,14 +865,25 @@ class Ledger:
                 "covers only charges in that scope and below; charge inside it, or reserve "
                 "at a scope holding both. Nothing was charged."
             )
-        with self._tentative(node_id, reservation.id, Cost.of(entry)):
+        with self._tentative(node_id, Cost.of(entry), reservation.id):
             cost = self._cost(scope_id, reservation.id)
+            bound = self._global_bound(exclude=reservation.id)
         used = best_guarantee(cost, reservation.amount.delta)
         if not used.guarantee.fits_in(reservation.amount):
             raise BudgetExceededError(
                 f"Charging {entry.guarantee()} in scope {path!r} would use {used.guarantee} "
                 f"of reservation #{reservation.id}, which set aside {reservation.amount}; "
                 "the privacy plan under-estimated this call. Nothing was charged."
+            )
+        # Within its amount, a reservation's charges can still push the merged tree
+        # over the budget where composition is not additive (a subsample shared
+        # with settled charges): check the merged tree too.
+        if not bound.guarantee.fits_in(self.budget):
+            raise BudgetExceededError(
+                f"Charging {entry.guarantee()} in scope {path!r} inside reservation "
+                f"#{reservation.id} would bring dataset {self.dataset!r} to "
+                f"{bound.guarantee} ({bound.method} composition) with the other charges it "
+                f"composes with, over its budget {self.budget}. Nothing was charged."
             )
 
     def _charge(
@@ -918,17 +956,6 @@ class Ledger:
 
     def _reserve(self, amount: Guarantee, caller: str, node_id: int) -> _ReservationState:
         rid = self._next_id["reservation"]
-        self._place_reservation(node_id, rid, amount)
-        bound = self._global_bound()
-        if not bound.guarantee.fits_in(self.budget):
-            self._unplace_reservation(node_id, rid)
-            left = self._global_bound().guarantee
-            raise BudgetExceededError(
-                f"Reserving {amount} for {caller or 'this call'} in scope "
-                f"{self._nodes[node_id].path!r} would bring dataset {self.dataset!r} to "
-                f"{bound.guarantee}, over its budget {self.budget}: "
-                f"{_left(self.budget, left)} is left. Lower epsilon or use a new dataset budget."
-            )
         state = _ReservationState(
             rid,
             amount,
@@ -939,24 +966,36 @@ class Ledger:
             time.time(),
             node_id,
         )
+        self._reservations[rid] = state
+        self._place_reservation(node_id, rid, amount)
+        bound = self._global_bound()
+        if not bound.guarantee.fits_in(self.budget):
+            self._unplace_reservation(node_id, rid)
+            del self._reservations[rid]
+            left = self._global_bound().guarantee
+            raise BudgetExceededError(
+                f"Reserving {amount} for {caller or 'this call'} in scope "
+                f"{self._nodes[node_id].path!r} would bring dataset {self.dataset!r} to "
+                f"{bound.guarantee}, over its budget {self.budget}: "
+                f"{_left(self.budget, left)} is left. Lower epsilon or use a new dataset budget."
+            )
         self._next_id["reservation"] += 1
-        self._reservations[state.id] = state
         return state
 
     def _place_reservation(self, node_id: int, rid: int, amount: Guarantee) -> None:
         self._nodes[node_id].reserved[rid] = _reservation_cost(amount)
-        self._touch(node_id, GLOBAL)
+        self._touch(node_id, None)
 
     def _unplace_reservation(self, node_id: int, rid: int) -> None:
         self._nodes[node_id].reserved.pop(rid, None)
-        self._touch(node_id, GLOBAL)
+        self._touch(node_id, None)
 
     def _close_reservation(self, rid: int) -> None:
         with self._lock:
             self._mark_closed(rid)
 
     def _mark_closed(self, rid: int) -> None:
-        """Move the reservation's charges from its bucket to the settled one."""
+        """Close a reservation: its amount leaves the check; its charges stay in ALL."""
         state = self._reservations[rid]
         if state.status == "closed":
             return
@@ -964,19 +1003,9 @@ class Ledger:
         if state.scope_id in self._nodes:
             self._unplace_reservation(state.scope_id, rid)
         for node in self._nodes.values():
-            if rid in node.own:
-                del node.own[rid]
-                # Re-add in charge order: float addition is not associative, and this is
-                # the sum from_json and other processes compute for the same charges.
-                node.own[SETTLED] = sequential(
-                    Cost.of(self._charges[c].entry)
-                    for c in node.charges
-                    if self._bucket_of(self._charges[c].reservation) is SETTLED
-                )
-            if rid in node.buckets:
-                node.buckets.discard(rid)
-                node.buckets.update((SETTLED, GLOBAL))
-        self._cache = {k: v for k, v in self._cache.items() if k[1] not in (SETTLED, GLOBAL, rid)}
+            node.own.pop(rid, None)
+            node.buckets.discard(rid)
+        self._cache.clear()
 
     def iter_scopes(self) -> Iterator[Scope]:
         for k in sorted(self._nodes):

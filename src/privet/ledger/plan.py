@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from privet.errors import InvalidParameterError
-from privet.ledger.composition import Cost, Pair, amplify, parallel_repeated, sequential
+from privet.ledger.composition import Cost, Pair, amplify_cost, parallel_repeated, sequential
 from privet.ledger.entries import Claim, Entry, as_entry
 from privet.ledger.guarantee import Guarantee
 from privet.ledger.relation import NeighbouringRelation
@@ -57,25 +57,22 @@ class PlanNode:
         self.subsamples.append((child, float(rate), method))
         return child
 
-    def cost(self, relation: NeighbouringRelation) -> Cost:
-        """Composed cost of this node, by the ledger's rules."""
-        return self.cost_pair(relation)[1]
+    def cost(self, relation: NeighbouringRelation, *, delta: float = 0.0) -> Cost:
+        """Composed cost of this node, by the ledger's rules (``delta``: the budget's)."""
+        return self.cost_pair(relation, delta=delta)[1]
 
-    def cost_pair(self, relation: NeighbouringRelation) -> Pair:
+    def cost_pair(self, relation: NeighbouringRelation, *, delta: float = 0.0) -> Pair:
         own = sequential(Cost.of(c.entry) for c in self.charges)
         single, double = own, own
         for child, count, stable in self.groups:
-            s, d = parallel_repeated(child.cost_pair(relation), count, relation, stable=stable)
+            pair = child.cost_pair(relation, delta=delta)
+            s, d = parallel_repeated(pair, count, relation, stable=stable)
             single, double = single + s, double + d
         for child, rate, method in self.subsamples:
-            s, d = child.cost_pair(relation)
-            amp = [
-                Cost.of_guarantee(
-                    amplify(Guarantee(c.eps, min(c.delta, 1 - 1e-16)), rate, method, relation)
-                )
-                for c in (s, d)
-            ]
-            single, double = single + amp[0], double + amp[1]
+            s, d = child.cost_pair(relation, delta=delta)
+            amp_s = amplify_cost(s, rate, method, relation, delta)
+            amp_d = amp_s if d is s else amplify_cost(d, rate, method, relation, delta)
+            single, double = single + amp_s, double + amp_d
         return single, double
 
     def claims(self) -> list[tuple[str, PlannedCharge]]:
