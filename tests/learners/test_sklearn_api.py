@@ -42,7 +42,6 @@ _dp_expected = {
     "check_classifiers_multilabel_output_format_predict": DP_NOISE,
     "check_classifiers_multilabel_output_format_predict_proba": DP_NOISE,
     "check_readonly_memmap_input": DP_NOISE,
-
     "check_f_contiguous_array_estimator": DP_NOISE,
     "check_estimators_dtypes": DP_NOISE,
     "check_pipeline_consistency": DP_NOISE,
