@@ -84,7 +84,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     con.print(table)
 
     con.print("\n[bold]3. The ledger[/bold]")
-    con.print(led.report(max_parts=2))
+    con.print(led.report(max_parts=1, max_depth=2))
 
     con.print("\n[bold]4. An over-budget call is refused before any data is read[/bold]")
     greedy = DPID3Classifier(

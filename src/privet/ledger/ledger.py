@@ -494,13 +494,17 @@ class Ledger:
         """The charges that carry a paper's claim, for claimed-vs-proven tables."""
         return [c for c in self.charges if c.claim is not None]
 
-    def report(self, *, max_parts: int = 3) -> Any:
-        """A rich renderable of the scope tree with costs, charges and claims."""
+    def report(self, *, max_parts: int = 3, max_depth: int | None = None) -> Any:
+        """A rich renderable of the scope tree with costs, charges and claims.
+
+        ``max_parts`` costliest parts of each partition are shown; ``max_depth``
+        (number of nested scopes) cuts deep trees.
+        """
         from privet.ledger.report import render_tree
 
         with self._lock:
             self._refresh()
-            return render_tree(self, max_parts=max_parts)
+            return render_tree(self, max_parts=max_parts, max_depth=max_depth)
 
     def print_report(self, **kwargs: Any) -> None:
         from rich.console import Console

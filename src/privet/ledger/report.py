@@ -40,7 +40,7 @@ def _charge_line(rec: ChargeRecord) -> Text:
     return line
 
 
-def render_tree(led: Ledger, *, max_parts: int = 3) -> Group:
+def render_tree(led: Ledger, *, max_parts: int = 3, max_depth: int | None = None) -> Group:
     """The ledger as a rich renderable: header, scope tree, claims table."""
     spent = led._bound_all()
     used = led._global_bound().guarantee
@@ -58,7 +58,7 @@ def render_tree(led: Ledger, *, max_parts: int = 3) -> Group:
         )
         header.append(f"   remaining {left}", style="bold green")
     tree = Tree(Text(f"{led.dataset}  cost {spent.guarantee}", style="bold cyan"))
-    _render_node(led, led._root_id, tree, max_parts)
+    _render_node(led, led._root_id, tree, max_parts, max_depth)
     parts: list = [header, tree]
     claims = led.claims()
     if claims:
@@ -84,7 +84,14 @@ def render_tree(led: Ledger, *, max_parts: int = 3) -> Group:
     return Group(*parts)
 
 
-def _render_node(led: Ledger, node_id: int, tree: Tree, max_parts: int) -> None:
+def _render_node(
+    led: Ledger, node_id: int, tree: Tree, max_parts: int, max_depth: int | None, depth: int = 0
+) -> None:
+    if max_depth is not None and depth >= max_depth:
+        below = led._nodes[node_id]
+        if below.charges or below.groups:
+            tree.add(Text("… deeper scopes not shown", style="dim"))
+        return
     node = led._nodes[node_id]
     charges = node.charges
     for cid in charges[:MAX_CHARGES_SHOWN]:
@@ -103,7 +110,7 @@ def _render_node(led: Ledger, node_id: int, tree: Tree, max_parts: int) -> None:
             )
             if amplified is not None:
                 label.append(f" → amplified ε={amplified.eps:.6g}")
-            _render_node(led, child, tree.add(label), max_parts)
+            _render_node(led, child, tree.add(label), max_parts, max_depth, depth + 1)
             continue
         used = [m for m in group.members if not costs[m].is_zero]
         rule = (
@@ -119,7 +126,7 @@ def _render_node(led: Ledger, node_id: int, tree: Tree, max_parts: int) -> None:
         for m in ranked[:max_parts]:
             g = best_guarantee(costs[m], led.budget.delta).guarantee
             sub = branch.add(Text(f"{led._nodes[m].label}  cost {g}", style="cyan"))
-            _render_node(led, m, sub, max_parts)
+            _render_node(led, m, sub, max_parts, max_depth, depth + 1)
         hidden = len(ranked) - max_parts
         if hidden > 0:
             branch.add(
