@@ -40,3 +40,18 @@ def gini_gain(table: np.ndarray) -> float:
 
 
 SCORES = {"max": max_operator, "entropy": information_gain, "gini": gini_gain}
+
+
+def max_scores_one_hot(onehot: np.ndarray, classes: np.ndarray) -> np.ndarray:
+    """Seed 000, Alg. 2 (MAX) for every attribute at once, on one-hot data.
+
+    ``onehot`` is ``(n, m, w)`` (:func:`privet.data.one_hot`, dummy columns
+    zero), ``classes`` the ``(n, u)`` class-partition vectors ``C``. For
+    attribute ``i``: ``y_i = sum_j max_k D_ij · C_k`` (dot products over the
+    records). Dummy columns are zero and add nothing, so the result equals
+    :func:`max_operator` on each attribute's contingency table.
+    """
+    H = np.asarray(onehot, dtype=np.int64)
+    C = np.asarray(classes, dtype=np.int64)
+    table = np.einsum("njw,nk->jwk", H, C)  # (m, w, u): D_ij · C_k
+    return table.max(axis=2).sum(axis=1).astype(float)

@@ -145,3 +145,49 @@ class Tree:
         if len(lines) >= max_lines:
             lines.append("…")
         return "\n".join(lines)
+
+
+def oblivious_predict(tree: Tree, onehot: np.ndarray) -> np.ndarray:
+    """Seed 000, Alg. 4 (Predict) on plaintext: the leaf value each record selects.
+
+    ``tree`` is a complete ``w``-ary tree: every internal node has exactly
+    ``w`` children, the real branches first and then the *dummy* branches of
+    the padded values (App. C.1). ``onehot`` is ``(n, m, w)`` from
+    :func:`privet.data.one_hot`. At an internal node with attribute indicator
+    vector ``I`` (one-hot of ``tree.feature``), the flag of branch ``i`` is
+    ``f_i = t_i · I`` (Alg. 4 step 5), i.e. the record's ``i``-th one-hot
+    column of that attribute; the node returns ``sum_i f_i c_i`` over its
+    children's results ``c_i`` (steps 6-8). A dummy column is zero in every
+    record, so a dummy branch's flag is 0 and its subtree never contributes:
+    exactly one root-to-leaf path has all flags 1. Costs O(nodes * n); use
+    :meth:`Tree.apply` for speed, this for checking the protocol's logic.
+
+    Returns
+    -------
+    ndarray of shape (n, n_classes)
+        The selected leaf's value row (a one-hot label for the oblivious tree).
+    """
+    H = np.asarray(onehot, dtype=float)
+    n, m, w = H.shape
+    c = tree.value.shape[1]
+    n_internal = int(np.sum(tree.feature >= 0))
+    if tree.children.shape[0] != w * n_internal:
+        raise ValueError(
+            f"oblivious_predict needs a complete {w}-ary tree (w from the one-hot width), but "
+            f"the tree has {tree.children.shape[0]} children for {n_internal} internal nodes."
+        )
+
+    def predict(node: int) -> np.ndarray:
+        f = int(tree.feature[node])
+        if f < 0:  # step 1-2: a leaf returns its (secret) label
+            return np.broadcast_to(tree.value[node], (n, c))
+        indicator = np.zeros(m)
+        indicator[f] = 1.0
+        flags = np.einsum("niw,i->nw", H, indicator)  # step 5: f_i = t_i · I
+        start = int(tree.child_start[node])
+        out = np.zeros((n, c))
+        for i in range(w):  # steps 6-8: c = sum_i f_i · Predict(t, Γ_2i)
+            out += flags[:, i : i + 1] * predict(int(tree.children[start + i]))
+        return out
+
+    return predict(0)

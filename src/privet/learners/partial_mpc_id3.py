@@ -1,0 +1,537 @@
+"""CDP+PMPC-ID3 (seed 000, App. B, Algorithms 7-10): the plaintext reference path.
+
+The protocol trains the DP ID3 of Algorithm 6 on secret-shared data: split
+scores and class counts are computed under MPC, the split attribute is chosen
+by the exponential mechanism and *revealed* (Alg. 8), and each leaf reveals
+either its Laplace-noised class counts (Alg. 9) or a label drawn by the
+exponential mechanism (Alg. 10). Everything revealed is DP, so the tree is
+public and its output distribution equals DP ID3's.
+
+The module is split so that an MPC backend can reuse it unchanged:
+
+* :func:`plan_partial_mpc` writes the privacy plan (what is charged, in which
+  scope) from public parameters only;
+* :func:`grow_partial_mpc` is the public control flow of Algorithm 7: it opens
+  the ledger scopes, decides what is charged where, and asks an *ops* object for
+  every data operation (MPC-Count, MPC-Score, MPC-Partition, and the DP
+  releases, which charge before they reveal);
+* :class:`ReferenceOps` is the plaintext ops object. A protocol backend supplies
+  one whose node data are secret indicator vectors and whose releases open
+  secret-shared values after charging the same entries.
+
+:class:`ReferenceOps` and the claim helpers are shared with the oblivious learner
+(:mod:`privet.learners.oblivious_id3`) and the forests.
+"""
+
+from __future__ import annotations
+
+import functools
+import secrets
+from collections.abc import Callable, Sequence
+from numbers import Real
+from typing import Any
+
+import numpy as np
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from privet.data import Schema
+from privet.learners._base import BaseTreeClassifier, _validate_params, plan_depth
+from privet.learners._scores import contingency, max_operator
+from privet.learners._tree import Tree, TreeBuilder
+from privet.ledger import (
+    Claim,
+    Entry,
+    Exponential,
+    Laplace,
+    NeighbouringRelation,
+    PlanNode,
+    PrivacyPlan,
+    Scope,
+)
+from privet.mechanisms import (
+    ExponentialMechanism,
+    NoisyHistogram,
+    make_exponential,
+    make_noisy_histogram,
+)
+
+CLAIM_SOURCE = "seed 000, App. B, Alg. 7-10 (CDP+PMPC-ID3)"
+
+#: ``rule(kind, epsilon) -> Claim | None``: the paper's claim for one charge, where
+#: ``kind`` is ``"split"`` or ``"leaf"`` and ``epsilon`` the charge's budget.
+ClaimRule = Callable[[str, float], Claim | None]
+
+
+def paper_claim(source: str, *, scale: float = 1.0, note: str = "") -> ClaimRule:
+    """A claim rule that claims ``scale * epsilon`` for every charge."""
+
+    def rule(kind: str, epsilon: float) -> Claim:
+        return Claim(scale * epsilon, source=source, note=note)
+
+    return rule
+
+
+def no_claim(kind: str, epsilon: float) -> None:
+    """A claim rule for steps the paper makes no statement about."""
+    return None
+
+
+def laplace_sensitivity(relation: NeighbouringRelation) -> float:
+    """L1 sensitivity of a class histogram: 1 (add/remove), 2 (replace-one)."""
+    return 1.0 if relation is NeighbouringRelation.ADD_REMOVE else 2.0
+
+
+def leaf_entry(leaf: str, epsilon: float, relation: NeighbouringRelation) -> Entry:
+    """Ledger entry of one DP leaf update (App. A.2.4) at ``epsilon``."""
+    if leaf == "exponential":
+        # Counts as utilities: one record moves each count by at most 1.
+        return Exponential(epsilon=epsilon, sensitivity=1.0)
+    sens = laplace_sensitivity(relation)
+    return Laplace(scale=sens / epsilon, sensitivity=sens)
+
+
+def leaf_mechanism(leaf: str) -> str:
+    return "exponential" if leaf == "exponential" else "noisy_histogram"
+
+
+@functools.lru_cache(maxsize=512)
+def _exponential(
+    epsilon: float, sensitivity: float, relation: NeighbouringRelation
+) -> ExponentialMechanism:
+    return make_exponential(epsilon, sensitivity=sensitivity, relation=relation)
+
+
+@functools.lru_cache(maxsize=512)
+def _histogram(epsilon: float, relation: NeighbouringRelation) -> NoisyHistogram:
+    # L1 sensitivity 1 (add/remove) or 2 (replace-one), picked from the relation.
+    return make_noisy_histogram(epsilon, relation=relation)
+
+
+def relation_of(ledger: Any) -> NeighbouringRelation:
+    """The relation of a ``ledger`` parameter (Ledger, Scope or None)."""
+    led = getattr(ledger, "ledger", ledger)
+    return led.relation if led is not None else NeighbouringRelation.ADD_REMOVE
+
+
+def secure_rng() -> np.random.Generator:
+    """A generator seeded with 256 bits of OS entropy, for privacy randomness.
+
+    Used for Poisson sampling coins and for breaking ties between equal noisy
+    counts. Never seeded from ``random_state``: an adversary who knows the
+    seed would know the sample. PCG64DXSM is a statistical generator, not a
+    cryptographic one (the same choice as the numpy samplers of privet).
+    """
+    return np.random.Generator(np.random.PCG64DXSM(secrets.randbits(256)))
+
+
+class ReferenceOps:
+    """The data operations of Algorithms 1 and 7 on plaintext data.
+
+    A node's data is the array of its row indices (the protocol's secret
+    indicator vector ``T``). The DP releases (:meth:`select`,
+    :meth:`release_leaves`) charge their scope *before* drawing, through
+    :mod:`privet.mechanisms`, so a refused charge reveals nothing. A protocol
+    backend supplies the same methods: ``all_rows``, ``count``, ``scores``,
+    ``partition``, ``select``, ``release_leaves`` and ``label``.
+
+    Parameters
+    ----------
+    codes : ndarray of shape (n, m)
+        Integer attribute codes.
+    y_codes : ndarray of shape (n,)
+        Class codes.
+    sizes : sequence of int
+        Public domain size of each attribute.
+    n_classes : int
+    caller : str
+        Learner name written on every charge.
+    """
+
+    def __init__(
+        self,
+        codes: np.ndarray,
+        y_codes: np.ndarray,
+        sizes: Sequence[int],
+        n_classes: int,
+        *,
+        caller: str,
+    ) -> None:
+        self.codes = np.asarray(codes, dtype=np.int64)
+        self.y = np.asarray(y_codes, dtype=np.int64)
+        self.sizes = tuple(int(s) for s in sizes)
+        self.n_classes = int(n_classes)
+        self.caller = caller
+        self._rng: np.random.Generator | None = None
+
+    @property
+    def n_attributes(self) -> int:
+        return len(self.sizes)
+
+    def all_rows(self) -> np.ndarray:
+        return np.arange(self.codes.shape[0])
+
+    # -- computations that stay secret in the protocol -------------------------
+    def count(self, rows: np.ndarray) -> np.ndarray:
+        """MPC-Count: class frequencies of a node (Alg. 1 steps 5-7)."""
+        return np.bincount(self.y[rows], minlength=self.n_classes)
+
+    def scores(self, rows: np.ndarray, attrs: Sequence[int]) -> np.ndarray:
+        """MPC-Score: max-operator score (Eq. 1, sensitivity 1) of each attribute."""
+        ys = self.y[rows]
+        return np.array(
+            [
+                max_operator(contingency(self.codes[rows, a], ys, self.sizes[a], self.n_classes))
+                for a in attrs
+            ],
+            dtype=float,
+        )
+
+    def partition(self, rows: np.ndarray, attr: int) -> list[np.ndarray]:
+        """MPC-Partition: the rows of each value of ``attr``, in code order."""
+        col = self.codes[rows, attr]
+        order = np.argsort(col, kind="stable")
+        bounds = np.searchsorted(col[order], np.arange(self.sizes[attr] + 1))
+        return [rows[order[bounds[v] : bounds[v + 1]]] for v in range(self.sizes[attr])]
+
+    # -- DP releases: charge, then draw ----------------------------------------
+    def select(
+        self,
+        scope: Scope,
+        utilities: np.ndarray,
+        *,
+        epsilon: float,
+        step: str,
+        claim: Claim | None,
+        sensitivity: float = 1.0,
+    ) -> int:
+        """MPC-EM (Alg. 13): index i with probability ∝ exp(ε u_i / (2Δ)).
+
+        Used for the split attribute (Alg. 8) and the exponential-mechanism leaf
+        (Alg. 10). Gumbel report-noisy-max is the same distribution.
+        """
+        mech = _exponential(float(epsilon), float(sensitivity), scope.ledger.relation)
+        pick = mech(
+            np.asarray(utilities, dtype=float),
+            scope=scope,
+            caller=self.caller,
+            step=step,
+            claim=claim,
+        )
+        return int(pick)
+
+    def release_leaves(
+        self,
+        leaves: Sequence[tuple[Scope, np.ndarray]],
+        *,
+        leaf: str,
+        epsilon: float,
+        claim: Claim | None,
+        step: str = "leaf",
+    ) -> list[np.ndarray]:
+        """DP leaf updates of a tree's leaves, given each leaf's scope and rows.
+
+        ``"laplace"``: MPC-LM (Alg. 12) on every class count, the noisy counts
+        revealed (Alg. 9); ``"exponential"``: an EM label per leaf (Alg. 10),
+        returned one-hot. The tree's shape never depends on its leaves, so the
+        growers release the leaves together once the splits are done, as a
+        protocol gathers its MPC-LM calls; each leaf is charged in its own
+        scope before its value is drawn.
+        """
+        eye = np.eye(self.n_classes)
+        out: list[np.ndarray] = []
+        for sc, rows in leaves:
+            counts = self.count(rows)
+            if leaf == "exponential":
+                out.append(eye[self.select(sc, counts, epsilon=epsilon, step=step, claim=claim)])
+                continue
+            hist = _histogram(float(epsilon), sc.ledger.relation)
+            noisy = hist(counts, scope=sc, caller=self.caller, step=step, claim=claim)
+            out.append(np.asarray(noisy, dtype=float))
+        return out
+
+    def label(self, value: np.ndarray) -> np.ndarray:
+        """The one-hot argmax of a leaf's noisy counts (Alg. 1 step 10).
+
+        Post-processing. Ties break uniformly at random: with discrete Laplace
+        noise they are frequent at large epsilon, and the paper's continuous
+        Laplace has none.
+        """
+        top = np.flatnonzero(value == value.max())
+        label = int(top[0])
+        if top.size > 1:
+            if self._rng is None:
+                self._rng = secure_rng()
+            label = int(top[self._rng.integers(top.size)])
+        return np.eye(self.n_classes)[label]
+
+
+def scope_labels(schema: Schema, attr: int) -> list[str]:
+    """Labels of the ledger scopes of a split on ``attr``."""
+    name = schema.feature_names[attr]
+    return [f"{name}={lab}" for lab in schema.attributes[attr].labels]
+
+
+def plan_partial_mpc(
+    node: PlanNode,
+    *,
+    depth: int,
+    width: int,
+    epsilon: float,
+    leaf: str,
+    relation: NeighbouringRelation,
+    claim: ClaimRule,
+) -> None:
+    """Write Algorithm 7's charges into ``node``: per level one EM split, then a leaf.
+
+    ``epsilon`` is the per-query budget ``ε/(h+1)``; nodes of a level hold
+    disjoint records (a partition), so a level costs one query.
+    """
+    for level in range(depth):
+        node.charge(
+            Exponential(epsilon=epsilon, sensitivity=1.0),
+            mechanism="exponential",
+            step=f"split, depth {level}",
+            claim=claim("split", epsilon),
+        )
+        node = node.partition(max(width, 2), label=f"depth {level + 1}")
+    node.charge(
+        leaf_entry(leaf, epsilon, relation),
+        mechanism=leaf_mechanism(leaf),
+        step="leaf",
+        claim=claim("leaf", epsilon),
+    )
+
+
+def grow_partial_mpc(
+    ops: ReferenceOps,
+    scope: Scope,
+    schema: Schema,
+    *,
+    depth: int,
+    epsilon: float,
+    leaf: str,
+    claim: ClaimRule,
+    rows: np.ndarray | None = None,
+) -> Tree:
+    """Algorithm 7 (CDP+PMPC-ID3): grow the public DP tree, charging ``scope``.
+
+    Every node charges ``epsilon`` (the per-query budget) in its own scope;
+    children are a partition of their parent's scope. The stopping rule is
+    data independent (depth reached or no attribute left, App. A.2.4), so the
+    tree is complete.
+    """
+    builder = TreeBuilder(ops.n_classes)
+    leaves: list[tuple[int, Scope, np.ndarray]] = []
+
+    def grow(node: int, sc: Scope, rows: np.ndarray, attrs: list[int], h: int) -> None:
+        if h == 0 or not attrs:  # Alg. 7 steps 2-5: a leaf, released below
+            leaves.append((node, sc, rows))
+            return
+        level = depth - h
+        scores = ops.scores(rows, attrs)  # steps 6-7: MPC-Score (max operator)
+        pick = ops.select(  # step 8: MPC-DPNodeSplit (Alg. 8), revealed
+            sc, scores, epsilon=epsilon, step=f"split, depth {level}", claim=claim("split", epsilon)
+        )
+        best = attrs[pick]
+        kids = builder.split(node, best, ops.sizes[best])
+        parts = sc.partition(scope_labels(schema, best))
+        subsets = ops.partition(rows, best)  # step 9: MPC-Partition
+        rest = [a for a in attrs if a != best]
+        for kid, part, sub in zip(kids, parts, subsets, strict=True):
+            grow(kid, part, sub, rest, h - 1)  # steps 10-12
+
+    root = builder.add_node(0)
+    start = ops.all_rows() if rows is None else rows
+    grow(root, scope, start, list(range(ops.n_attributes)), depth)
+    # MPC-Count and the DP leaf update (Alg. 9 or 10) of every leaf
+    values = ops.release_leaves(
+        [(sc, r) for _, sc, r in leaves], leaf=leaf, epsilon=epsilon, claim=claim("leaf", epsilon)
+    )
+    for (node, _, _), value in zip(leaves, values, strict=True):
+        builder.set_leaf(node, value)
+    return builder.build()
+
+
+class PartialMPCID3Classifier(BaseTreeClassifier):
+    """CDP+PMPC-ID3: DP ID3 trained under partial MPC (seed 000, App. B, Alg. 7-10).
+
+    The plaintext reference path of the baseline protocol of seed 000. Split
+    scores (the max operator, Eq. 1) and class counts are computed on secret
+    shares; the split attribute is chosen with the exponential mechanism and
+    revealed (Alg. 8); each leaf reveals its Laplace-noised class counts and
+    takes their argmax in the clear (Alg. 9) or reveals a label drawn with the
+    exponential mechanism (Alg. 10). The budget ``epsilon`` is split evenly over
+    the ``h + 1`` levels of a tree of depth ``h = min(max_depth, n_features)``:
+    ``epsilon / (h + 1)`` per query. The released tree is public, and its
+    distribution equals that of :class:`~privet.learners.DPID3Classifier`.
+
+    Parameters
+    ----------
+    epsilon : float, default=1.0
+        Total privacy budget of one ``fit``.
+    max_depth : int, default=3
+        Number of split levels ``h`` (capped at the number of attributes).
+    leaf : {"laplace", "exponential"}, default="laplace"
+        DP leaf update: Algorithm 9 (noisy counts) or Algorithm 10 (EM label).
+    backend : {"reference"}, default="reference"
+        ``"reference"`` runs the plaintext reference path. The protocol backend
+        reuses :meth:`privacy_plan` and :func:`grow_partial_mpc` with MPC ops.
+    schema : privet.data.Schema or None
+        Public attribute domains (required unless ``public_domain="infer"``).
+    ledger : Ledger, Scope or None
+        Where ``fit`` charges; ``None`` makes a ledger with budget ``epsilon``.
+    public_domain : {"schema", "infer"}, default="schema"
+    random_state : None
+        Unused: all randomness is privacy noise from OpenDP's samplers.
+
+    Attributes
+    ----------
+    tree_ : Tree
+        The revealed tree: noisy counts (Laplace leaves) or one-hot labels.
+    ledger_ : Ledger
+    privacy_spent_ : Guarantee
+        What the ledger proves for the charges of this fit.
+    privacy_claim_ : Claim
+        What the paper claims (epsilon-DP).
+    classes_, schema_, n_features_in_
+
+    See Also
+    --------
+    DPID3Classifier : the centralised Algorithm 6, same distribution.
+    ObliviousID3Classifier : the paper's fully oblivious protocol.
+
+    Notes
+    -----
+    Claimed: epsilon-DP for the released tree and every prediction (seed 000,
+    App. B, by sequential composition over levels and parallel composition
+    within a level). Proven by the ledger: the same, under add/remove
+    neighbours. Each charge carries its claim, ``epsilon / (h + 1)``.
+
+    Under replace-one neighbours the Laplace leaves need sensitivity 2 and a
+    replaced record may move between branches, so the ledger proves up to about
+    twice the claim and reports it.
+
+    References
+    ----------
+    Seed 000, App. B (Algorithms 7-10) and App. C.3 (Algorithms 12-13);
+    de Hoogh et al., "Practical secure decision tree learning in a
+    teletreatment application", FC 2014 (Protocol 4.1).
+    """
+
+    _parameter_constraints = {
+        **BaseTreeClassifier._parameter_constraints,
+        "epsilon": [Interval(Real, 0, None, closed="neither")],
+        "leaf": [StrOptions({"laplace", "exponential"})],
+        "backend": [StrOptions({"reference"})],
+        "ledger": "no_validation",  # checked in _validate_params / _scope
+    }
+
+    def __init__(
+        self,
+        *,
+        epsilon: float = 1.0,
+        max_depth: int = 3,
+        leaf: str = "laplace",
+        backend: str = "reference",
+        schema: Any = None,
+        ledger: Any = None,
+        public_domain: str = "schema",
+        random_state: Any = None,
+    ) -> None:
+        self.epsilon = epsilon
+        self.max_depth = max_depth
+        self.leaf = leaf
+        self.backend = backend
+        self.schema = schema
+        self.ledger = ledger
+        self.public_domain = public_domain
+        self.random_state = random_state
+
+    # -- plan ------------------------------------------------------------------
+    def _depth(self, schema: Schema | None) -> int:
+        return plan_depth(self.max_depth, schema)
+
+    def _query_epsilon(self, schema: Schema | None) -> float:
+        """Budget of one query: ε / (h + 1)."""
+        return float(self.epsilon) / (self._depth(schema) + 1)
+
+    def _claim_rule(self) -> ClaimRule:
+        return paper_claim(CLAIM_SOURCE, note="epsilon/(h+1) per query")
+
+    def _plan_into(self, node: PlanNode, schema: Schema | None, claim: ClaimRule) -> None:
+        plan_partial_mpc(
+            node,
+            depth=self._depth(schema),
+            width=schema.max_domain_size if schema is not None else 2,
+            epsilon=self._query_epsilon(schema),
+            leaf=self.leaf,
+            relation=relation_of(self.ledger),
+            claim=claim,
+        )
+
+    def privacy_plan(self, schema: Schema | None = None) -> PrivacyPlan:
+        """What ``fit`` will charge, from the parameters and the public schema alone."""
+        _validate_params(self)
+        schema = schema if schema is not None else self.schema
+        h = self._depth(schema)
+        plan = PrivacyPlan(
+            caller=type(self).__name__,
+            description=(
+                f"epsilon/(h+1) = {self._query_epsilon(schema):.4g} per query over {h + 1} "
+                "levels (EM splits revealed, DP leaves); nodes of a level in parallel"
+            ),
+            claim=Claim(float(self.epsilon), source=CLAIM_SOURCE),
+        )
+        self._plan_into(plan, schema, self._claim_rule())
+        return plan
+
+    # -- fit -------------------------------------------------------------------
+    def fit(self, X: Any, y: Any) -> PartialMPCID3Classifier:
+        """Fit under the ledger's budget; raises BudgetExceededError before reading data."""
+        _validate_params(self)
+        self.schema_ = self._resolve_schema(X, y)
+        plan = self.privacy_plan(self.schema_)
+        scope = self._scope(float(self.epsilon))
+        with self.ledger_.reserve(plan, scope=scope, caller=type(self).__name__) as res:
+            codes, y_codes = self._prepare(X, y)
+            self.tree_ = self._grow(scope, codes, y_codes, self._claim_rule())
+        self._fitted_common(self.schema_)
+        self.privacy_spent_ = res.used()
+        self.privacy_claim_ = plan.claim
+        return self
+
+    def _grow(
+        self,
+        scope: Scope,
+        codes: np.ndarray,
+        y_codes: np.ndarray,
+        claim: ClaimRule,
+        rows: np.ndarray | None = None,
+    ) -> Tree:
+        schema = self.schema_
+        ops = ReferenceOps(
+            codes, y_codes, schema.domain_sizes, schema.n_classes, caller=type(self).__name__
+        )
+        return grow_partial_mpc(
+            ops,
+            scope,
+            schema,
+            depth=self._depth(schema),
+            epsilon=self._query_epsilon(schema),
+            leaf=self.leaf,
+            claim=claim,
+            rows=rows,
+        )
+
+
+__all__ = [
+    "CLAIM_SOURCE",
+    "ClaimRule",
+    "PartialMPCID3Classifier",
+    "ReferenceOps",
+    "grow_partial_mpc",
+    "leaf_entry",
+    "no_claim",
+    "paper_claim",
+    "plan_partial_mpc",
+]
