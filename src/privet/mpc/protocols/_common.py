@@ -1,0 +1,168 @@
+"""Building blocks shared by the ID3 protocols of seed 000.
+
+All functions work on MPyC secure arrays of one type (secure integers, or
+secure fixed-point numbers holding integral values, whose products MPyC then
+computes without truncation).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from privet.errors import InvalidParameterError
+from privet.mpc._runtime import get_runtime
+from privet.mpc.sharing import reveal
+
+mpc = get_runtime()
+
+SecureArray = Any
+Path = tuple[int, ...]
+
+
+def offsets(sizes: Sequence[int]) -> np.ndarray:
+    """Start column of each attribute in the flat one-hot layout of real widths."""
+    return np.concatenate(([0], np.cumsum(np.asarray(sizes, dtype=np.int64))))
+
+
+def segment_matrix(sizes: Sequence[int]) -> np.ndarray:
+    """Public (S, m) 0/1 matrix summing the S = sum(sizes) columns per attribute."""
+    starts = offsets(sizes)
+    seg = np.zeros((int(starts[-1]), len(sizes)), dtype=np.int64)
+    for a, size in enumerate(sizes):
+        seg[starts[a] : starts[a] + size, a] = 1
+    return seg
+
+
+def flat_one_hot(codes: np.ndarray, sizes: Sequence[int]) -> np.ndarray:
+    """(n, sum(sizes)) one-hot of integer codes, no dummy columns (tree revealed)."""
+    codes = np.asarray(codes, dtype=np.int64).reshape(-1, len(sizes))
+    starts = offsets(sizes)
+    out = np.zeros((codes.shape[0], int(starts[-1])), dtype=np.int64)
+    rows = np.arange(codes.shape[0])
+    for a in range(len(sizes)):
+        out[rows, starts[a] + codes[:, a]] = 1
+    return out
+
+
+def class_products(D: SecureArray, C: SecureArray) -> SecureArray:
+    """``DC[r, s, k] = D[r, s] * C[r, k]``, flattened to (n, S * u)."""
+    n, s = D.shape
+    u = C.shape[1]
+    return (D.reshape(n, s, 1) * C.reshape(n, 1, u)).reshape(n, s * u)
+
+
+class ContingencyTables:
+    """Contingency tables of many nodes at once: Alg. 2's dot products ``D_ij · (T × C_k)``.
+
+    For N nodes with secret partition vectors T (N, n), the tables are
+    ``table[j, s, k] = sum_r T[j, r] D[r, s] C[r, k]`` (N, S, u). Two ways:
+
+    * ``(T × C)`` then a product with ``D^T``: N * n * u secure products per
+      call (free at the root, where T is all ones);
+    * ``T @ DC`` with ``DC = D × C`` computed once (n * S * u products) and
+      kept for the rest of the tree: N * S * u values to reshare per call.
+
+    The first is used while the nodes processed so far are fewer than S (the
+    precomputation would not yet have paid off), the second afterwards.
+    """
+
+    def __init__(self, D: SecureArray, C: SecureArray) -> None:
+        self.D, self.C = D, C
+        self.n, self.width = D.shape
+        self.u = C.shape[1]
+        self.DC: SecureArray | None = None
+        self.nodes_so_far = 0
+
+    def __call__(self, T: SecureArray | None) -> SecureArray:
+        n, width, u = self.n, self.width, self.u
+        if T is None:  # the root: all records
+            return (self.D.T @ self.C).reshape(1, width, u)
+        N = T.shape[0]
+        if self.DC is None and self.nodes_so_far + N <= width:
+            self.nodes_so_far += N
+            TC = (T.reshape(N, n, 1) * self.C.reshape(1, n, u)).transpose(1, 0, 2)
+            table = self.D.T @ TC.reshape(n, N * u)  # (S, N * u)
+            return table.reshape(width, N, u).transpose(1, 0, 2)
+        if self.DC is None:
+            self.DC = class_products(self.D, self.C)
+        return (T @ self.DC).reshape(N, width, u)
+
+
+def first_max_keys(values: SecureArray, mask: Any) -> SecureArray:
+    """Keys whose unique maximum is the *first* maximum of ``values`` among ``mask``.
+
+    ``key_i = mask_i * (values_i * d + (d - i))`` for d = values.shape[-1]:
+    with values_i >= 0, every allowed key is at least 1 and every masked one is
+    0, and equal values are ordered by index, lowest first. This fixes the
+    tie-breaking of every secure argmax to numpy's ``argmax`` (first maximum),
+    whatever order MPyC's tournament compares in. ``mask`` may be public or
+    secret (0/1 entries).
+    """
+    d = values.shape[-1]
+    rank = np.arange(d, 0, -1, dtype=np.int64)  # d - i
+    if isinstance(mask, np.ndarray):
+        return values * (mask * d) + mask * rank
+    return mask * (values * d + rank)
+
+
+async def public_zero_test(x: SecureArray, *, label: str, entry: object) -> np.ndarray:
+    """Open only whether each entry of secret ``x`` is zero, via :func:`reveal`.
+
+    Opens ``r * x`` for a secret random field element ``r`` per entry: zero iff
+    x is zero (r is nonzero with probability 1 - 1/p), and uniformly random
+    otherwise (MPyC's ``is_zero_public`` does the same, but does not pass
+    through :func:`reveal`).
+    """
+    sectype = type(x).sectype
+    n = int(np.prod(x.shape)) if x.shape else 1
+    r = mpc._np_randoms(sectype.field, n)
+    if isinstance(r, asyncio.Future):  # without PRSS the randoms arrive later
+        r = await r
+    masked = x * sectype.array(r).reshape(x.shape)
+    opened = await reveal(masked, label=label, entry=entry)
+    return np.asarray(opened).astype(float) == 0
+
+
+async def reveal_index(onehot: SecureArray, *, label: str, entry: object) -> np.ndarray:
+    """Open the index of the 1 in each row of a secret one-hot array."""
+    d = onehot.shape[-1]
+    index = mpc.np_sum(onehot * np.arange(d, dtype=np.int64), axis=len(onehot.shape) - 1)
+    opened = await reveal(index, label=label, entry=entry)
+    return np.rint(np.asarray(opened, dtype=float)).astype(np.int64).reshape(-1)
+
+
+def bits_needed(largest: float) -> int:
+    """Smallest secure-integer bit length whose comparisons handle values up to ``largest``."""
+    return max(8, math.ceil(math.log2(largest + 1)) + 1)
+
+
+def check_range(what: str, largest: float, sectype: type) -> None:
+    """Refuse values that would overflow the comparisons of ``sectype``."""
+    f = getattr(sectype, "frac_length", 0)
+    limit = 2.0 ** (sectype.bit_length - f - 1)
+    if largest >= limit:
+        raise InvalidParameterError(
+            f"{what} can reach {largest:g}, but {sectype.__name__} compares values below "
+            f"{limit:g} only; use a larger bit_length (seed 000 uses 50 for Adult)."
+        )
+
+
+def expand_rows(x: SecureArray, repeats: int) -> SecureArray:
+    """Repeat each row of secret ``x`` (N, ...) ``repeats`` times: (N * repeats, ...)."""
+    first, *rest = x.shape
+    ones = np.ones((1, repeats, *([1] * len(rest))), dtype=np.int64)
+    return (x.reshape((first, 1, *rest)) * ones).reshape((first * repeats, *rest))
+
+
+def digits(index: int, base: int, length: int) -> Path:
+    """Path (branch indices from the root) of node ``index`` of a complete tree level."""
+    out = []
+    for _ in range(length):
+        out.append(index % base)
+        index //= base
+    return tuple(reversed(out))

@@ -1,0 +1,269 @@
+"""Charge a ledger for a protocol run, as the reference paths charge theirs.
+
+CDP+PMPC-ID3 (the tree is opened)
+
+:class:`ReplayOps` is a :class:`~privet.learners.partial_mpc_id3.ReferenceOps`
+whose data operations are a finished protocol run: fed to the unchanged
+:func:`~privet.learners.partial_mpc_id3.grow_partial_mpc`, the reference's
+control flow opens the same scopes and makes the same charges as the
+reference path (one exponential mechanism per internal node, one DP leaf
+update per leaf, each in its node's scope), and takes the split choices and
+the leaf values from what the protocol opened. The tree it returns equals
+:meth:`TreeRun.tree` of the run.
+
+Timing: the servers open each DP value during the run, under the reservation
+that the learner makes (from its plan) before the parties start; the charges
+are committed by the replay, before ``fit`` hands the tree to its caller.
+
+ODP+FMPC-ID3 (the tree stays secret)
+    :func:`charge_oblivious_run` makes the charges of
+    :func:`~privet.learners.oblivious_id3.plan_oblivious` on real scopes, for
+    every node of the complete w-ary tree. The split attributes are secret, so
+    the partitions are labelled by branch index (``"branch 0"``, ...), never by
+    attribute: the ledger is a public record and must not carry the model.
+    The cost is the same as with the reference's attribute-named scopes (each
+    level is a partition of its parent; its cost is its costliest part).
+
+A run with public testing noise (``testing_noise``) has no privacy and is
+refused by both.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from privet.data import Schema
+from privet.errors import InvalidParameterError
+from privet.learners.oblivious_id3 import EXACT_SPLIT_REASON
+from privet.learners.partial_mpc_id3 import (
+    ClaimRule,
+    ReferenceOps,
+    laplace_sensitivity,
+    leaf_entry,
+)
+from privet.ledger import Exponential, Laplace, NonPrivate, Scope
+from privet.mpc.protocols.host import SharedModel, TreeRun
+
+EM_MECHANISM = "secure exponential (MPC, Alg. 13)"
+LAPLACE_MECHANISM = "secure laplace (MPC, Alg. 12)"
+
+
+class ReplayOps(ReferenceOps):
+    """Reference ops that replay a CDP+PMPC-ID3 protocol run (see module docstring).
+
+    Parameters
+    ----------
+    run : TreeRun
+        From :func:`privet.mpc.protocols.run_partial_mpc_id3`.
+    schema : Schema
+        The public schema the run was made with.
+    caller : str
+        Learner name written on every charge.
+
+    Notes
+    -----
+    A node's "rows" are its path (tuple of branch indices), which is all
+    ``grow_partial_mpc`` passes around.
+    """
+
+    def __init__(self, run: TreeRun, schema: Schema, *, caller: str) -> None:
+        if run.testing_noise:
+            raise InvalidParameterError(
+                "this protocol run used public testing noise (no privacy); it cannot be "
+                "charged as a DP release. Run it without _testing_noise."
+            )
+        m = schema.n_features
+        super().__init__(
+            np.zeros((0, m), dtype=np.int64),
+            np.zeros(0, dtype=np.int64),
+            schema.domain_sizes,
+            schema.n_classes,
+            caller=caller,
+        )
+        self.run = run
+        self._path: tuple[int, ...] = ()
+
+    def _check(self, name: str, used: float) -> None:
+        made = self.run.params.get(name)
+        if made is not None and not np.isclose(float(made), float(used)):
+            raise InvalidParameterError(
+                f"the protocol ran with {name}={made} but the replay charges {used}; run the "
+                f"protocol with the learner's {name}."
+            )
+
+    def _node(self, path: tuple[int, ...]) -> dict[str, Any]:
+        try:
+            return self.run.nodes[path]
+        except KeyError:
+            raise InvalidParameterError(
+                f"the protocol run has no node at path {path}: it was made with other "
+                "parameters (depth, schema) than this replay."
+            ) from None
+
+    def all_rows(self) -> Any:
+        return ()
+
+    def count(self, rows: Any) -> np.ndarray:
+        return np.zeros(self.n_classes)
+
+    def scores(self, rows: Any, attrs: Sequence[int]) -> np.ndarray:
+        self._path = tuple(rows)  # select() follows for this node
+        return np.zeros(len(attrs))
+
+    def partition(self, rows: Any, attr: int) -> list[Any]:
+        node = self._node(tuple(rows))
+        if node.get("split") != attr:
+            raise InvalidParameterError(
+                f"replay diverged at {tuple(rows)}: the protocol split on {node.get('split')}, "
+                f"the replay on {attr}."
+            )
+        return [(*rows, v) for v in range(self.sizes[attr])]
+
+    def select(
+        self,
+        scope: Scope,
+        utilities: np.ndarray,
+        *,
+        epsilon: float,
+        step: str,
+        claim: Any,
+        sensitivity: float = 1.0,
+    ) -> int:
+        """Charge the split's exponential mechanism, then return the protocol's choice."""
+        self._check("epsilon", epsilon)
+        scope.charge(
+            Exponential(epsilon=epsilon, sensitivity=sensitivity),
+            mechanism=EM_MECHANISM,
+            sensitivity=sensitivity,
+            caller=self.caller,
+            step=step,
+            claim=claim,
+        )
+        return int(self._node(self._path)["position"])
+
+    def release_leaves(
+        self,
+        leaves: Sequence[tuple[Scope, Any]],
+        *,
+        leaf: str,
+        epsilon: float,
+        claim: Any,
+        step: str = "leaf",
+    ) -> list[np.ndarray]:
+        """Charge every leaf's DP update, then return the values the protocol opened."""
+        eye = np.eye(self.n_classes)
+        out = []
+        self._check("epsilon", epsilon)
+        for sc, path in leaves:
+            node = self._node(tuple(path))
+            if leaf == "exponential":
+                sc.charge(
+                    Exponential(epsilon=epsilon, sensitivity=1.0),
+                    mechanism=EM_MECHANISM,
+                    sensitivity=1.0,
+                    caller=self.caller,
+                    step=step,
+                    claim=claim,
+                )
+                out.append(eye[int(node["label"])])
+            else:
+                sens = laplace_sensitivity(sc.ledger.relation)
+                self._check("laplace_sensitivity", sens)
+                sc.charge(
+                    Laplace(scale=sens / epsilon, sensitivity=sens),
+                    mechanism=LAPLACE_MECHANISM,
+                    sensitivity=sens,
+                    caller=self.caller,
+                    step=step,
+                    claim=claim,
+                )
+                out.append(np.asarray(node["value"], dtype=float))
+        return out
+
+
+def charge_oblivious_run(
+    scope: Scope,
+    model: SharedModel,
+    *,
+    split_epsilon: float,
+    leaf_epsilon: float,
+    claim: ClaimRule,
+    caller: str,
+) -> None:
+    """Charge an ODP+FMPC-ID3 run: per node a split (NonPrivate or EM), per leaf a DP update.
+
+    Parameters
+    ----------
+    scope : Scope
+        The fit's scope (reserved for the learner's plan).
+    model : SharedModel
+        From :func:`privet.mpc.protocols.run_oblivious_id3`; its ``params`` say
+        which split and leaf mechanisms ran, at which budgets and sensitivity.
+    split_epsilon, leaf_epsilon : float
+        The learner's budgets; they must be those the protocol ran with.
+    claim : callable
+        The learner's claim rule (``kind, epsilon -> Claim | None``).
+    caller : str
+    """
+    if model.testing_noise:
+        raise InvalidParameterError(
+            "this protocol run used public testing noise (no privacy); it cannot be "
+            "charged as a DP release. Run it without _testing_noise."
+        )
+    params = model.params
+    split, leaf, depth = params["split"], params["leaf"], int(params["depth"])
+    width = int(model.shares[0]["width"])
+    if not np.isclose(float(params["leaf_epsilon"]), leaf_epsilon) or (
+        split == "exponential" and not np.isclose(float(params["split_epsilon"]), split_epsilon)
+    ):
+        raise InvalidParameterError(
+            f"the protocol ran with split_epsilon={params.get('split_epsilon')}, leaf_epsilon="
+            f"{params['leaf_epsilon']}, but {split_epsilon}, {leaf_epsilon} are charged."
+        )
+    relation = scope.ledger.relation
+    entry = leaf_entry(leaf, leaf_epsilon, relation)
+    if isinstance(entry, Laplace) and not np.isclose(
+        entry.sensitivity, float(params["laplace_sensitivity"])
+    ):
+        raise InvalidParameterError(
+            f"the leaves were noised for sensitivity {params['laplace_sensitivity']}, but the "
+            f"ledger's {relation} relation needs {entry.sensitivity}; run the protocol with "
+            f"laplace_sensitivity={entry.sensitivity}."
+        )
+    leaf_name = EM_MECHANISM if leaf == "exponential" else LAPLACE_MECHANISM
+    labels = [f"branch {v}" for v in range(width)]
+
+    def walk(sc: Scope, level: int) -> None:
+        if level == depth:
+            sc.charge(
+                entry,
+                mechanism=leaf_name,
+                caller=caller,
+                step="leaf",
+                claim=claim("leaf", leaf_epsilon),
+            )
+            return
+        step = f"split, depth {level}"
+        if split == "exact":
+            sc.charge(
+                NonPrivate(reason=EXACT_SPLIT_REASON),
+                mechanism="exact argmax (hidden)",
+                caller=caller,
+                step=step,
+                claim=claim("split", 0.0),
+            )
+        else:
+            sc.charge(
+                Exponential(epsilon=split_epsilon, sensitivity=1.0),
+                mechanism=EM_MECHANISM + " (hidden)",
+                caller=caller,
+                step=step,
+                claim=claim("split", split_epsilon),
+            )
+        for part in sc.partition(labels):
+            walk(part, level + 1)
+
+    walk(scope, 0)

@@ -1,0 +1,158 @@
+"""CDP+PMPC-ID3 protocol (Alg. 7-10) against the reference path, under the testing hook."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from privet.data import load_dataset
+from privet.errors import InvalidParameterError
+from privet.learners._scores import contingency, max_operator
+from privet.learners.partial_mpc_id3 import PartialMPCID3Classifier, grow_partial_mpc
+from privet.ledger import Guarantee, Ledger
+from privet.mpc.protocols._noise import FixedNoiseRefused
+from privet.mpc.protocols.host import run_partial_mpc_id3
+from privet.mpc.protocols.replay import ReplayOps
+from privet.mpc.protocols.testing import (
+    allow_testing_noise,
+    compare_trees,
+    reference_partial_mpc_id3,
+    robust_seed,
+)
+
+
+@pytest.fixture(scope="module")
+def tennis():
+    return load_dataset("tennis")
+
+
+@pytest.fixture(scope="module")
+def car_sample():
+    ds = load_dataset("car")
+    codes, y = ds.codes()
+    rows = np.random.default_rng(2).choice(len(y), size=240, replace=False)
+    return ds.schema, codes[rows], y[rows]
+
+
+def agree(schema, codes, y, *, depth, epsilon, leaf, backend="local", start=0):
+    with allow_testing_noise():
+        seed, ref = robust_seed(
+            lambda s: reference_partial_mpc_id3(
+                codes, y, schema, depth=depth, epsilon=epsilon, leaf=leaf, seed=s
+            ),
+            start=start,
+        )
+        run = run_partial_mpc_id3(
+            codes,
+            y,
+            schema.domain_sizes,
+            schema.n_classes,
+            depth=depth,
+            epsilon=epsilon,
+            leaf=leaf,
+            backend=backend,
+            _testing_noise=seed,
+        )
+    return run, ref, seed
+
+
+@pytest.mark.parametrize("leaf", ["laplace", "exponential"])
+@pytest.mark.parametrize("name", ["tennis", "heart"])
+def test_one_party_run_agrees_with_the_reference_under_the_same_noise(name, leaf):
+    ds = load_dataset(name)
+    codes, y = ds.codes()
+    run, ref, _ = agree(ds.schema, codes, y, depth=2, epsilon=0.3, leaf=leaf)
+    assert run.testing_noise
+    assert compare_trees(run.tree(ds.schema.domain_sizes, ds.schema.n_classes), ref) == []
+    assert all(r["label"].endswith("[TESTING NOISE]") for r in run.reveals)
+
+
+def test_the_agreement_check_notices_different_noise(tennis):
+    codes, y = tennis.codes()
+    run, _, seed = agree(tennis.schema, codes, y, depth=2, epsilon=0.3, leaf="laplace")
+    with allow_testing_noise():
+        other, _ = reference_partial_mpc_id3(
+            codes, y, tennis.schema, depth=2, epsilon=0.3, leaf="laplace", seed=seed + 1
+        )
+    assert compare_trees(run.tree(tennis.schema.domain_sizes, 2), other) != []
+
+
+def test_testing_noise_is_refused_outside_a_test(tennis, monkeypatch):
+    monkeypatch.delenv("PRIVET_TESTING_NOISE", raising=False)
+    codes, y = tennis.codes()
+    with pytest.raises(FixedNoiseRefused, match="removes all privacy"):
+        run_partial_mpc_id3(
+            codes, y, (3, 3, 2, 2), 2, depth=1, epsilon=1.0, backend="local", _testing_noise=1
+        )
+    monkeypatch.setenv("PRIVET_TESTING_NOISE", "1")  # any other value is refused too
+    with pytest.raises(FixedNoiseRefused):
+        run_partial_mpc_id3(
+            codes, y, (3, 3, 2, 2), 2, depth=1, epsilon=1.0, backend="local", _testing_noise=1
+        )
+
+
+def test_secure_noise_at_a_huge_budget_gives_best_splits_and_near_exact_counts(tennis):
+    codes, y = tennis.codes()
+    run = run_partial_mpc_id3(codes, y, (3, 3, 2, 2), 2, depth=2, epsilon=500.0, backend="local")
+    assert not run.testing_noise
+    tree = run.tree((3, 3, 2, 2), 2)
+    scores = [
+        max_operator(contingency(codes[:, a], y, size, 2)) for a, size in enumerate((3, 3, 2, 2))
+    ]
+    assert scores[tree.feature[0]] == max(scores)  # EM at scale 0.004: a best attribute
+    exact = np.zeros_like(tree.value)
+    np.add.at(exact, (tree.apply(codes), y), 1)
+    leaves = tree.feature < 0
+    np.testing.assert_allclose(tree.value[leaves], exact[leaves], atol=0.2)
+
+
+def test_replay_charges_the_plan_and_rebuilds_the_opened_tree(tennis):
+    codes, y = tennis.codes()
+    learner = PartialMPCID3Classifier(epsilon=0.9, max_depth=2, schema=tennis.schema)
+    eps = 0.9 / 3
+    run = run_partial_mpc_id3(codes, y, (3, 3, 2, 2), 2, depth=2, epsilon=eps, backend="local")
+    led = Ledger(budget=Guarantee(0.9))
+    plan = learner.privacy_plan(tennis.schema)
+    with led.reserve(plan, scope=led.root) as res:
+        tree = grow_partial_mpc(
+            ReplayOps(run, tennis.schema, caller="test"),
+            led.root,
+            tennis.schema,
+            depth=2,
+            epsilon=eps,
+            leaf="laplace",
+            claim=learner._claim_rule(),
+        )
+        assert res.used().epsilon == pytest.approx(0.9)
+    assert compare_trees(tree, run.tree((3, 3, 2, 2), 2), atol=0) == []
+    assert {c.mechanism for c in led.charges} == {
+        "secure exponential (MPC, Alg. 13)",
+        "secure laplace (MPC, Alg. 12)",
+    }
+    with pytest.raises(InvalidParameterError, match="epsilon"):
+        grow_partial_mpc(
+            ReplayOps(run, tennis.schema, caller="test"),
+            Ledger(budget=Guarantee(9.0)).root,
+            tennis.schema,
+            depth=2,
+            epsilon=2 * eps,
+            leaf="laplace",
+            claim=learner._claim_rule(),
+        )
+
+
+def test_replay_refuses_a_run_with_testing_noise(tennis):
+    codes, y = tennis.codes()
+    run, _, _ = agree(tennis.schema, codes, y, depth=1, epsilon=0.5, leaf="laplace")
+    with pytest.raises(InvalidParameterError, match="testing noise"):
+        ReplayOps(run, tennis.schema, caller="test")
+
+
+@pytest.mark.mpc
+def test_three_parties_agree_with_the_reference_on_a_car_subsample(car_sample):
+    schema, codes, y = car_sample
+    run, ref, _ = agree(
+        schema, codes, y, depth=2, epsilon=0.3, leaf="exponential", backend="mpc", start=10
+    )
+    assert compare_trees(run.tree(schema.domain_sizes, schema.n_classes), ref) == []
+    assert len(run.stats.parties) == 3 and run.stats.bytes_sent > 0
