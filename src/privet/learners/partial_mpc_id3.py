@@ -28,7 +28,7 @@ from __future__ import annotations
 import functools
 import secrets
 from collections.abc import Callable, Sequence
-from numbers import Real
+from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
@@ -373,9 +373,16 @@ class PartialMPCID3Classifier(BaseTreeClassifier):
         Number of split levels ``h`` (capped at the number of attributes).
     leaf : {"laplace", "exponential"}, default="laplace"
         DP leaf update: Algorithm 9 (noisy counts) or Algorithm 10 (EM label).
-    backend : {"reference"}, default="reference"
-        ``"reference"`` runs the plaintext reference path. The protocol backend
-        reuses :meth:`privacy_plan` and :func:`grow_partial_mpc` with MPC ops.
+    backend : {"reference", "mpc", "local"}, default="reference"
+        ``"reference"`` runs the plaintext reference path; ``"mpc"`` runs the
+        protocol with ``parties`` MPyC party processes over TCP (the data owners'
+        rows are secret-shared), ``"local"`` the same protocol with one
+        in-process party. The protocol's openings are replayed through
+        :func:`grow_partial_mpc`, so the charges are exactly the reference's.
+    parties : int, default=3
+        Number of MPC parties for ``backend="mpc"``.
+    timeout : float, default=60
+        Seconds a party may wait for another before the run fails with MPCError.
     schema : privet.data.Schema or None
         Public attribute domains (required unless ``public_domain="infer"``).
     ledger : Ledger, Scope or None
@@ -422,7 +429,9 @@ class PartialMPCID3Classifier(BaseTreeClassifier):
         **BaseTreeClassifier._parameter_constraints,
         "epsilon": [Interval(Real, 0, None, closed="neither")],
         "leaf": [StrOptions({"laplace", "exponential"})],
-        "backend": [StrOptions({"reference"})],
+        "backend": [StrOptions({"reference", "mpc", "local"})],
+        "parties": [Interval(Integral, 1, None, closed="left")],
+        "timeout": [Interval(Real, 0, None, closed="neither")],
         "ledger": "no_validation",  # checked in _validate_params / _scope
     }
 
@@ -433,6 +442,8 @@ class PartialMPCID3Classifier(BaseTreeClassifier):
         max_depth: int = 3,
         leaf: str = "laplace",
         backend: str = "reference",
+        parties: int = 3,
+        timeout: float = 60.0,
         schema: Any = None,
         ledger: Any = None,
         public_domain: str = "schema",
@@ -442,6 +453,8 @@ class PartialMPCID3Classifier(BaseTreeClassifier):
         self.max_depth = max_depth
         self.leaf = leaf
         self.backend = backend
+        self.parties = parties
+        self.timeout = timeout
         self.schema = schema
         self.ledger = ledger
         self.public_domain = public_domain
@@ -509,6 +522,8 @@ class PartialMPCID3Classifier(BaseTreeClassifier):
         rows: np.ndarray | None = None,
     ) -> Tree:
         schema = self.schema_
+        if self.backend != "reference":
+            return self._grow_protocol(scope, codes, y_codes, claim, rows)
         ops = ReferenceOps(
             codes, y_codes, schema.domain_sizes, schema.n_classes, caller=type(self).__name__
         )
@@ -521,6 +536,55 @@ class PartialMPCID3Classifier(BaseTreeClassifier):
             leaf=self.leaf,
             claim=claim,
             rows=rows,
+        )
+
+    def _grow_protocol(
+        self,
+        scope: Scope,
+        codes: np.ndarray,
+        y_codes: np.ndarray,
+        claim: ClaimRule,
+        rows: np.ndarray | None,
+    ) -> Tree:
+        """Run Alg. 7-10 in MPC, then replay its openings through the ledger.
+
+        The parties see each DP value when it is opened during the run, before
+        the replay commits its charge. The reservation made before launch covers
+        them; if the run fails part-way, what was opened is unknown, so the
+        whole reserved plan is charged (conservative) before the error is raised.
+        """
+        from privet.mpc.protocols import ReplayOps, run_partial_mpc_id3
+
+        schema = self.schema_
+        if rows is not None:
+            codes, y_codes = codes[rows], y_codes[rows]
+        depth, eps = self._depth(schema), self._query_epsilon(schema)
+        try:
+            run = run_partial_mpc_id3(
+                codes,
+                y_codes,
+                schema.domain_sizes,
+                schema.n_classes,
+                depth=depth,
+                epsilon=eps,
+                leaf=self.leaf,
+                laplace_sensitivity=laplace_sensitivity(scope.ledger.relation),
+                backend=self.backend,
+                parties=self.parties,
+                timeout=self.timeout,
+            )
+        except Exception:
+            scope.charge(
+                scope.ledger.plan_cost(self.privacy_plan(schema)),
+                mechanism="aborted MPC run (charged in full)",
+                caller=type(self).__name__,
+                step="protocol failed after launch; opened values unknown",
+            )
+            raise
+        self.mpc_stats_ = run.stats
+        ops = ReplayOps(run, schema, caller=type(self).__name__)
+        return grow_partial_mpc(
+            ops, scope, schema, depth=depth, epsilon=eps, leaf=self.leaf, claim=claim
         )
 
 
