@@ -15,7 +15,7 @@ chooses the (still hidden) split with the exponential mechanism.
 
 from __future__ import annotations
 
-from numbers import Real
+from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
@@ -29,6 +29,7 @@ from privet.learners._tree import Tree, TreeBuilder, oblivious_predict
 from privet.learners.partial_mpc_id3 import (
     ClaimRule,
     ReferenceOps,
+    laplace_sensitivity,
     leaf_entry,
     leaf_mechanism,
     no_claim,
@@ -312,6 +313,9 @@ class ObliviousID3Classifier(BaseTreeClassifier):
         "split": [StrOptions({"exact", "exponential"})],
         "leaf": [StrOptions({"laplace", "exponential"})],
         "split_fraction": [Interval(Real, 0, 1, closed="neither")],
+        "backend": [StrOptions({"reference", "mpc", "local"})],
+        "parties": [Interval(Integral, 1, None, closed="left")],
+        "timeout": [Interval(Real, 0, None, closed="neither")],
         "ledger": "no_validation",  # checked in _validate_params / _scope
     }
 
@@ -323,6 +327,9 @@ class ObliviousID3Classifier(BaseTreeClassifier):
         split: str = "exact",
         leaf: str = "laplace",
         split_fraction: float = 0.25,
+        backend: str = "reference",
+        parties: int = 3,
+        timeout: float = 60.0,
         schema: Any = None,
         ledger: Any = None,
         public_domain: str = "schema",
@@ -333,6 +340,9 @@ class ObliviousID3Classifier(BaseTreeClassifier):
         self.split = split
         self.leaf = leaf
         self.split_fraction = split_fraction
+        self.backend = backend
+        self.parties = parties
+        self.timeout = timeout
         self.schema = schema
         self.ledger = ledger
         self.public_domain = public_domain
@@ -437,7 +447,11 @@ class ObliviousID3Classifier(BaseTreeClassifier):
         scope = self._scope(float(self.epsilon))
         with self.ledger_.reserve(plan, scope=scope, caller=type(self).__name__) as res:
             codes, y_codes = self._prepare(X, y)
-            self.tree_ = self._grow(scope, codes, y_codes, self._claim_rule())
+            if self.backend == "reference":
+                self.tree_ = self._grow(scope, codes, y_codes, self._claim_rule())
+            else:
+                self.model_ = self._train_protocol(scope, codes, y_codes, self._claim_rule())
+                self.tree_ = None  # the model stays secret-shared among the parties
         self._fitted_common(self.schema_)
         self.width_ = self.schema_.max_domain_size
         self.privacy_spent_ = res.used()
@@ -467,6 +481,81 @@ class ObliviousID3Classifier(BaseTreeClassifier):
             claim=claim,
             rows=rows,
         )
+
+    def _train_protocol(
+        self, scope: Scope, codes: np.ndarray, y_codes: np.ndarray, claim: ClaimRule
+    ) -> Any:
+        """Alg. 1-3 in MPyC; the model stays secret-shared (``model_``).
+
+        Charged after the run from its public shape (split per node: NonPrivate
+        for exact splits, the exponential mechanism for the sound variant; a DP
+        update per leaf), inside the reservation made before launch. A run that
+        fails after launch is charged its whole plan: the parties may already
+        have seen opened values.
+        """
+        from privet.mpc.protocols import charge_oblivious_run, run_oblivious_id3
+
+        schema = self.schema_
+        eps_split, eps_leaf = self._budgets(schema)
+        try:
+            model = run_oblivious_id3(
+                codes,
+                y_codes,
+                schema.domain_sizes,
+                schema.n_classes,
+                depth=self._depth(schema),
+                split=self.split,
+                split_epsilon=eps_split,
+                leaf_epsilon=eps_leaf,
+                leaf=self.leaf,
+                laplace_sensitivity=laplace_sensitivity(scope.ledger.relation),
+                backend=self.backend,
+                parties=self.parties,
+                timeout=self.timeout,
+            )
+        except Exception:
+            scope.charge(
+                scope.ledger.plan_cost(self.privacy_plan(schema)),
+                mechanism="aborted MPC run (charged in full)",
+                caller=type(self).__name__,
+                step="protocol failed after launch; opened values unknown",
+            )
+            raise
+        charge_oblivious_run(
+            scope,
+            model,
+            split_epsilon=eps_split,
+            leaf_epsilon=eps_leaf,
+            claim=claim,
+            caller=type(self).__name__,
+        )
+        return model
+
+    def predict(self, X: Any) -> np.ndarray:
+        if getattr(self, "tree_", 0) is None:
+            return self.classes_[self._protocol_labels(X)]
+        return super().predict(X)
+
+    def predict_proba(self, X: Any) -> np.ndarray:
+        """Class probabilities; with an MPC backend only a label is revealed (one-hot)."""
+        if getattr(self, "tree_", 0) is None:
+            labels = self._protocol_labels(X)
+            return np.eye(len(self.classes_))[labels]
+        return super().predict_proba(X)
+
+    def _protocol_labels(self, X: Any) -> np.ndarray:
+        """Oblivious prediction (Alg. 4) with the parties: only the querier learns labels."""
+        from privet.mpc.protocols import run_oblivious_predict
+
+        codes = self._encode_X(self.schema_, X)
+        run = run_oblivious_predict(
+            self.model_,
+            codes,
+            self.schema_.domain_sizes,
+            backend=self.backend,
+            timeout=self.timeout,
+        )
+        return np.asarray(run.labels, dtype=np.int64)
 
     def predict_oblivious(self, X: Any) -> np.ndarray:
         """Labels by the oblivious prediction protocol (Alg. 4) run on plaintext.
