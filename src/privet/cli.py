@@ -200,6 +200,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     datasets = sub.add_parser("datasets", help="list the datasets privet can load")
     datasets.set_defaults(func=cmd_datasets)
+
+    from privet.audits.cli_audit import add_audit_parser
+
+    add_audit_parser(sub)
     return parser
 
 

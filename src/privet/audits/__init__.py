@@ -7,6 +7,12 @@
   Jagielski (2023): a lower bound from a single training run with random canaries.
 * :func:`mia_metrics` — ROC AUC, balanced accuracy, advantage, TPR at low FPR
   with exact intervals.
+* :mod:`~privet.audits.zoo` — the bug zoo: broken mechanisms, their claims, the
+  neighbours that expose them and their correct counterparts (:func:`run_zoo`).
+* :mod:`~privet.audits.learner_audit` — learners under test: near-tie and
+  lone-leaf neighbours, many-trainings and one-run bounds, claimed vs proven vs
+  measured epsilon (:func:`audit_learner`).
+* :mod:`~privet.audits.report` — HTML, markdown and JSON reports (:func:`write_report`).
 """
 
 from privet.audits.bounds import (
@@ -23,6 +29,18 @@ from privet.audits.dptest import (
     estimate_epsilon_lower_bound,
     search_neighbouring_pairs,
 )
+from privet.audits.learner_audit import (
+    LEARNERS,
+    LearnerAudit,
+    LearnerDPTest,
+    LearnerPair,
+    LearnerSpec,
+    audit_learner,
+    learner_dp_test,
+    learner_one_run,
+    lone_leaf_pair,
+    near_tie_pair,
+)
 from privet.audits.metrics import (
     MIAMetrics,
     OperatingPoint,
@@ -36,25 +54,43 @@ from privet.audits.one_run import (
     one_run_epsilon_lower_bound,
     one_run_p_value,
 )
+from privet.audits.report import ReportFiles, write_report
+from privet.audits.zoo import ZOO, ZooEntry, ZooResult, run_zoo
 
 __all__ = [
+    "LEARNERS",
+    "ZOO",
     "DPTestResult",
     "Interval",
+    "LearnerAudit",
+    "LearnerDPTest",
+    "LearnerPair",
+    "LearnerSpec",
     "MIAMetrics",
     "OneRunAuditResult",
     "OperatingPoint",
     "PairSearchResult",
+    "ReportFiles",
+    "ZooEntry",
+    "ZooResult",
+    "audit_learner",
     "canary_pair",
     "clopper_pearson",
     "dp_test",
     "epsilon_lower_from_counts",
     "estimate_epsilon_lower_bound",
     "implied_epsilon",
+    "learner_dp_test",
+    "learner_one_run",
+    "lone_leaf_pair",
     "mia_metrics",
+    "near_tie_pair",
     "one_run_audit",
     "one_run_epsilon_lower_bound",
     "one_run_p_value",
     "plan_trials",
+    "run_zoo",
     "search_neighbouring_pairs",
     "tpr_at_fpr",
+    "write_report",
 ]

@@ -1,0 +1,166 @@
+"""Audit reports: one self-contained HTML file (with real PNGs), markdown and JSON."""
+
+from __future__ import annotations
+
+import base64
+import json
+import shutil
+import subprocess
+from html.parser import HTMLParser
+
+import pytest
+
+from privet.audits.learner_audit import audit_learner, learner_mia
+from privet.audits.report import (
+    figure_epsilon_vs_trials,
+    figure_zoo,
+    ledger_html,
+    ledger_text,
+    markdown_report,
+    write_report,
+)
+from privet.audits.zoo import run_zoo
+from privet.data import load_dataset
+from privet.errors import InvalidParameterError
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+class _Collector(HTMLParser):
+    """Collects tags and attributes; HTMLParser raises on nothing, so we check structure."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[str] = []
+        self.images: list[str] = []
+        self.links: list[str] = []
+        self.open: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        self.tags.append(tag)
+        if tag == "img":
+            self.images.append(a.get("src", ""))
+        for key in ("href", "src"):
+            if key in a and tag != "img":
+                self.links.append(a[key])
+        if tag not in {"img", "meta", "br"}:
+            self.open.append(tag)
+
+    def handle_endtag(self, tag):
+        if self.open and self.open[-1] == tag:
+            self.open.pop()
+
+
+@pytest.fixture(scope="module")
+def results():
+    car = load_dataset("car")
+    zoo = run_zoo(["laplace_half_scale", "naive_float_laplace"], confidence=0.95, trials=1000)
+    audit = audit_learner(
+        "oblivious_id3_exact",
+        car,
+        epsilon=1.0,
+        trials=30,
+        confidence=0.95,
+        max_depth=1,
+        one_run=True,
+        one_run_m=100,
+    )
+    mia = learner_mia(
+        "dp_id3",
+        car,
+        epsilon=1.0,
+        max_depth=2,
+        confidence=0.95,
+        n_shadows=2,
+        rows=120,
+        attacks=("loss", "lira_offline"),
+    )
+    return zoo, [audit], {"dp_id3 on car": mia}
+
+
+@pytest.fixture(scope="module")
+def files(results, tmp_path_factory):
+    zoo, learners, mias = results
+    out = tmp_path_factory.mktemp("report")
+    return write_report(out, title="unit report", zoo=zoo, learners=learners, mias=mias)
+
+
+def test_html_is_self_contained_and_well_formed(files):
+    text = files.html.read_text(encoding="utf-8")
+    parser = _Collector()
+    parser.feed(text)
+    parser.close()
+    assert parser.tags[0] == "html" and not parser.open  # every element closed
+    assert not parser.links  # no external file, script or stylesheet
+    assert "<script" not in text
+    # zoo bars, epsilon vs trials, ROC curves
+    assert len(parser.images) == 3
+    for src in parser.images:
+        assert src.startswith("data:image/png;base64,")
+        png = base64.b64decode(src.split(",", 1)[1])
+        assert png.startswith(PNG_MAGIC) and len(png) > 5_000
+
+
+def test_html_shows_claimed_proven_and_measured_and_the_ledger(files):
+    text = files.html.read_text(encoding="utf-8")
+    assert "claimed ε" in text and "proven ε" in text and "measured ε" in text
+    assert 'class="fail"' in text and 'class="pass"' in text
+    assert '<pre class="ledger">' in text and "exact argmax (hidden)" in text
+    assert "Membership inference" in text and "lira_offline" in text
+
+
+def test_markdown_and_json_records(files, results):
+    md = files.markdown.read_text(encoding="utf-8")
+    assert md.startswith("# unit report")
+    assert "| entry | claimed ε |" in md and "| learner | dataset | claimed ε | proven ε |" in md
+    assert "naive_float_laplace" in md and "∞" in md
+    record = json.loads(files.json.read_text(encoding="utf-8"))
+    assert [z["entry"] for z in record["zoo"]] == ["laplace_half_scale", "naive_float_laplace"]
+    (learner,) = record["learners"]
+    assert learner["claimed_epsilon"] == 1.0 and learner["proven_epsilon"] == "inf"
+    assert learner["tests"][0]["curve"] and "dp_id3 on car" in record["mia"]
+    assert record["privet_version"]
+
+
+def test_figures_are_png_and_validate_input(results):
+    zoo, learners, _ = results
+    assert figure_zoo(zoo).startswith(PNG_MAGIC)
+    assert figure_epsilon_vs_trials(learners).startswith(PNG_MAGIC)
+    with pytest.raises(InvalidParameterError):
+        figure_zoo([])
+    with pytest.raises(InvalidParameterError, match="Nothing to report"):
+        write_report("unused")
+
+
+def test_ledger_renders_as_html_and_text(results):
+    _, (audit,), _ = results
+    assert "NonPrivate" not in ledger_text(audit.ledger)  # rendered, not repr'd
+    assert "ε=∞" in ledger_text(audit.ledger)
+    assert ledger_html(audit.ledger).startswith('<pre class="ledger">')
+
+
+def test_markdown_without_learners_has_only_the_zoo(results):
+    zoo, _, _ = results
+    md = markdown_report(title="z", zoo=zoo)
+    assert "## Bug zoo" in md and "## Learners" not in md
+
+
+@pytest.mark.skipif(shutil.which("chromium") is None, reason="chromium is not installed")
+def test_html_renders_in_a_headless_browser(files, tmp_path):
+    shot = tmp_path / "shot.png"
+    subprocess.run(
+        [
+            "chromium",
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--window-size=1200,1600",
+            f"--screenshot={shot}",
+            files.html.as_uri(),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
+    assert shot.read_bytes().startswith(PNG_MAGIC)
