@@ -8,7 +8,9 @@ values. A rejected call therefore charges nothing.
 
 from __future__ import annotations
 
+import contextlib
 import warnings
+from collections.abc import Iterator
 from numbers import Integral, Real
 from typing import Any
 
@@ -250,6 +252,25 @@ class BaseTreeClassifier(ClassifierMixin, BaseEstimator):
         self.classes_ = np.asarray(schema.classes, dtype=object)
         if all(isinstance(c, int | np.integer) and not isinstance(c, bool) for c in schema.classes):
             self.classes_ = np.asarray(schema.classes)
+
+
+@contextlib.contextmanager
+def charged_in_full_on_failure(estimator: Any, scope: Scope, schema: Schema) -> Iterator[None]:
+    """Around an MPC run: if it fails after launch, charge the estimator's whole plan.
+
+    The parties may already have seen opened DP values, and which ones is not
+    known, so the reserved plan is spent (conservative) before the error goes on.
+    """
+    try:
+        yield
+    except Exception:
+        scope.charge(
+            scope.ledger.plan_cost(estimator.privacy_plan(schema)),
+            mechanism="aborted MPC run (charged in full)",
+            caller=type(estimator).__name__,
+            step="protocol failed after launch; opened values unknown",
+        )
+        raise
 
 
 def plan_depth(max_depth: int, schema: Schema | None) -> int:

@@ -23,7 +23,12 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from privet.data import Schema, one_hot, one_hot_target
 from privet.errors import BudgetExceededError
-from privet.learners._base import BaseTreeClassifier, _validate_params, plan_depth
+from privet.learners._base import (
+    BaseTreeClassifier,
+    _validate_params,
+    charged_in_full_on_failure,
+    plan_depth,
+)
 from privet.learners._scores import max_scores_one_hot
 from privet.learners._tree import Tree, TreeBuilder, oblivious_predict
 from privet.learners.partial_mpc_id3 import (
@@ -497,7 +502,7 @@ class ObliviousID3Classifier(BaseTreeClassifier):
 
         schema = self.schema_
         eps_split, eps_leaf = self._budgets(schema)
-        try:
+        with charged_in_full_on_failure(self, scope, schema):
             model = run_oblivious_id3(
                 codes,
                 y_codes,
@@ -513,14 +518,6 @@ class ObliviousID3Classifier(BaseTreeClassifier):
                 parties=self.parties,
                 timeout=self.timeout,
             )
-        except Exception:
-            scope.charge(
-                scope.ledger.plan_cost(self.privacy_plan(schema)),
-                mechanism="aborted MPC run (charged in full)",
-                caller=type(self).__name__,
-                step="protocol failed after launch; opened values unknown",
-            )
-            raise
         charge_oblivious_run(
             scope,
             model,

@@ -35,7 +35,12 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from privet.data import Schema
-from privet.learners._base import BaseTreeClassifier, _validate_params, plan_depth
+from privet.learners._base import (
+    BaseTreeClassifier,
+    _validate_params,
+    charged_in_full_on_failure,
+    plan_depth,
+)
 from privet.learners._scores import contingency, max_operator
 from privet.learners._tree import Tree, TreeBuilder
 from privet.ledger import (
@@ -559,7 +564,7 @@ class PartialMPCID3Classifier(BaseTreeClassifier):
         if rows is not None:
             codes, y_codes = codes[rows], y_codes[rows]
         depth, eps = self._depth(schema), self._query_epsilon(schema)
-        try:
+        with charged_in_full_on_failure(self, scope, schema):
             run = run_partial_mpc_id3(
                 codes,
                 y_codes,
@@ -573,14 +578,6 @@ class PartialMPCID3Classifier(BaseTreeClassifier):
                 parties=self.parties,
                 timeout=self.timeout,
             )
-        except Exception:
-            scope.charge(
-                scope.ledger.plan_cost(self.privacy_plan(schema)),
-                mechanism="aborted MPC run (charged in full)",
-                caller=type(self).__name__,
-                step="protocol failed after launch; opened values unknown",
-            )
-            raise
         self.mpc_stats_ = run.stats
         ops = ReplayOps(run, schema, caller=type(self).__name__)
         return grow_partial_mpc(
