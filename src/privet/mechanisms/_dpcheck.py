@@ -111,7 +111,11 @@ def check_dp(
         ka, kb = _hits(sel_a, kind, c), _hits(sel_b, kind, c)
         for forward in (True, False):
             num, den = (ka, kb) if forward else (kb, ka)
-            score = math.log((num + 1) / (den + 1)) - 3.0 / math.sqrt(num + 1)
+            # Pessimistic plug-in (two standard deviations against the event on each
+            # side): rare tail events whose ratio won by chance lose to central ones.
+            score = math.log(
+                max(num - 2.0 * math.sqrt(num), 0.0) + 1.0
+            ) - math.log(den + 2.0 * math.sqrt(den) + 1.0)
             if score > best[0]:
                 best = (score, kind, c, forward)
     _, kind, c, forward = best
