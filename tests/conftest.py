@@ -1,0 +1,39 @@
+"""Suite-wide test configuration.
+
+Tests that load a dataset from ``../shared/data`` (Adult, Heart, Titanic, ...)
+are skipped, with the reason, only when that directory does not exist at all
+(a clone without the shared data); when it exists, a missing file is a failure.
+The bundled datasets (car, tennis) never need it.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from privet.data import find_data_file
+from privet.errors import DataNotFoundError
+
+
+def _has_shared_data() -> bool:
+    try:
+        find_data_file("README.md")
+    except DataNotFoundError:
+        return False
+    return True
+
+
+HAS_SHARED_DATA = _has_shared_data()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item: pytest.Item):  # type: ignore[no-untyped-def]
+    outcome = yield
+    if HAS_SHARED_DATA or outcome.excinfo is None:
+        return
+    if isinstance(outcome.excinfo[1], DataNotFoundError):
+        outcome.force_exception(
+            pytest.skip.Exception(
+                "needs ../shared/data, which is absent: set PRIVET_DATA_DIR to run this test",
+                _use_item_location=True,
+            )
+        )
