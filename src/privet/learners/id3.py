@@ -62,6 +62,11 @@ class ID3Classifier(BaseTreeClassifier):
         self.public_domain = public_domain
         self.random_state = random_state
 
+    def __sklearn_tags__(self):  # type: ignore[no-untyped-def]
+        tags = super().__sklearn_tags__()
+        tags.non_deterministic = False  # no noise: the same data gives the same tree
+        return tags
+
     def fit(self, X: Any, y: Any) -> ID3Classifier:
         _validate_params(self)
         self.schema_ = self._resolve_schema(X, y)
