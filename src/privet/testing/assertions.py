@@ -110,9 +110,14 @@ def assert_dp(
     --------
     A Laplace mechanism with half the scale it needs is caught::
 
+        import opendp.prelude as dp
+        dp.enable_features("contrib")
+        lap = dp.m.make_laplace(  # scale 0.5 where epsilon = 1 needs scale 1
+            dp.vector_domain(dp.atom_domain(T=float, nan=False)),
+            dp.l1_distance(T=float), scale=0.5)
+
         def noisy_count(data, size):
-            rng = np.random.default_rng()
-            return len(data) + rng.laplace(0.0, 0.5, size)  # should be 1/epsilon = 1
+            return np.asarray(lap([float(len(data))] * size))
 
         assert_dp(noisy_count, 1.0, neighbours=([1] * 10, [1] * 11),
                   trials=20_000, confidence=0.99)
