@@ -1,0 +1,42 @@
+"""The `privet` command: demo, ledger show, datasets, and its errors."""
+
+from __future__ import annotations
+
+from privet.cli import main
+from privet.ledger import Guarantee, Ledger
+
+
+def test_demo_runs_end_to_end_and_leaves_a_ledger(tmp_path, capsys):
+    path = tmp_path / "demo.sqlite"
+    assert main(["demo", "--ledger", str(path), "--audit-trials", "20"]) == 0
+    out = capsys.readouterr().out
+    assert "Privacy plan" in out and "BudgetExceededError" in out
+    led = Ledger.open(path, dataset="car")
+    assert led.spent() == Guarantee(1.0)  # the over-budget call charged nothing
+    assert led.remaining() == Guarantee(1.0)
+
+
+def test_ledger_show_prints_a_file_and_its_json(tmp_path, capsys):
+    path = tmp_path / "l.sqlite"
+    led = Ledger.open(path, dataset="adult", budget=Guarantee(1.0))
+    led.root.charge(0.25, mechanism="laplace", caller="me", step="count")
+    led.close()
+    assert main(["ledger", "show", str(path)]) == 0
+    assert "laplace" in capsys.readouterr().out
+    assert main(["ledger", "show", str(path), "--json"]) == 0
+    assert Ledger.from_json(capsys.readouterr().out).spent() == Guarantee(0.25)
+
+
+def test_ledger_show_errors_are_privet_messages(tmp_path, capsys):
+    assert main(["ledger", "show", str(tmp_path / "missing.sqlite")]) == 1
+    assert "No ledger file" in capsys.readouterr().out
+    path = tmp_path / "l.sqlite"
+    Ledger.open(path, dataset="adult", budget=Guarantee(1.0)).close()
+    assert main(["ledger", "show", str(path), "--dataset", "heart"]) == 1
+    assert "not in" in capsys.readouterr().out
+
+
+def test_datasets_lists_the_shipped_schemas(capsys):
+    assert main(["datasets"]) == 0
+    out = capsys.readouterr().out
+    assert "car" in out and "tennis" in out
