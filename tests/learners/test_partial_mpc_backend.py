@@ -54,3 +54,34 @@ def test_failed_run_is_charged_in_full_and_raises(tennis, monkeypatch):
         model.fit(tennis.X, tennis.y)
     assert led.spent().epsilon == pytest.approx(1.0)
     assert led.charges[-1].mechanism.startswith("aborted MPC run")
+
+
+def test_forest_of_protocol_trees(tennis):
+    from privet.learners import DPRandomForestClassifier
+
+    led = Ledger(budget=Guarantee(2.0))
+    forest = DPRandomForestClassifier(
+        n_estimators=2,
+        tree="partial_mpc",
+        backend="local",
+        epsilon=1.0,
+        max_depth=1,
+        schema=tennis.schema,
+        ledger=led,
+        random_state=0,
+    ).fit(tennis.X, tennis.y)
+    assert led.spent().epsilon == pytest.approx(1.0)  # disjoint subsets: parallel
+    assert len(forest.trees_) == 2
+    assert set(forest.predict(tennis.X)) <= set(tennis.schema.classes)
+
+
+def test_oblivious_forest_in_mpc_is_refused_before_charging(tennis):
+    from privet.errors import InvalidParameterError
+    from privet.learners import DPRandomForestClassifier
+
+    led = Ledger(budget=Guarantee(2.0))
+    with pytest.raises(InvalidParameterError, match="reference path only"):
+        DPRandomForestClassifier(
+            n_estimators=2, tree="oblivious", backend="mpc", schema=tennis.schema, ledger=led
+        ).fit(tennis.X, tennis.y)
+    assert led.charges == [] and led.remaining() == Guarantee(2.0)

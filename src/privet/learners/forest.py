@@ -308,6 +308,13 @@ class DPRandomForestClassifier(_BaseDPForest):
     leaf : {"laplace", "exponential"}, default="laplace"
     split_fraction : float in (0, 1), default=0.25
         Split share of each oblivious tree's budget (``tree="oblivious"``).
+    backend : {"reference", "mpc", "local"}, default="reference"
+        With ``tree="partial_mpc"``, ``"mpc"`` trains every tree by the CDP+PMPC
+        protocol with ``parties`` MPyC processes (``"local"``: one in-process
+        party); the revealed trees vote in the clear. Oblivious trees stay on the
+        reference path (an MPC forest of secret-shared trees is not built yet).
+    parties : int, default=3
+    timeout : float, default=60
     schema, ledger, public_domain
         As for the single trees. With ``ledger=None`` a ledger is made whose
         budget is the forest's proven cost.
@@ -338,6 +345,9 @@ class DPRandomForestClassifier(_BaseDPForest):
         **_BaseDPForest._parameter_constraints,
         "tree": [StrOptions({"oblivious", "partial_mpc"})],
         "split_fraction": [Interval(Real, 0, 1, closed="neither")],
+        "backend": [StrOptions({"reference", "mpc", "local"})],
+        "parties": [Interval(Integral, 1, None, closed="left")],
+        "timeout": [Interval(Real, 0, None, closed="neither")],
     }
 
     def __init__(
@@ -351,6 +361,9 @@ class DPRandomForestClassifier(_BaseDPForest):
         max_depth: int = 3,
         leaf: str = "laplace",
         split_fraction: float = 0.25,
+        backend: str = "reference",
+        parties: int = 3,
+        timeout: float = 60.0,
         schema: Any = None,
         ledger: Any = None,
         public_domain: str = "schema",
@@ -364,6 +377,9 @@ class DPRandomForestClassifier(_BaseDPForest):
         self.max_depth = max_depth
         self.leaf = leaf
         self.split_fraction = split_fraction
+        self.backend = backend
+        self.parties = parties
+        self.timeout = timeout
         self.schema = schema
         self.ledger = ledger
         self.public_domain = public_domain
@@ -378,8 +394,16 @@ class DPRandomForestClassifier(_BaseDPForest):
             "ledger": self.ledger,
         }
         if self.tree == "partial_mpc":
-            member: Any = PartialMPCID3Classifier(**common)
+            member: Any = PartialMPCID3Classifier(
+                backend=self.backend, parties=self.parties, timeout=self.timeout, **common
+            )
         else:
+            if self.backend != "reference":
+                raise InvalidParameterError(
+                    f"DPRandomForestClassifier(tree='oblivious') runs on the reference path "
+                    f"only; got backend={self.backend!r}. Use tree='partial_mpc' for a forest "
+                    "trained in MPC, or backend='reference'."
+                )
             member = ObliviousID3Classifier(
                 split="exponential", split_fraction=self.split_fraction, **common
             )
