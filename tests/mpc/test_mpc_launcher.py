@@ -100,8 +100,11 @@ def test_killed_party_is_named_within_the_timeout(tmp_path):
         assert time.monotonic() - killed < timeout + 10.0
     err = info.value
     assert err.kind == "died" and err.culprits == (2,)
-    for survivor in (0, 1):
-        assert "lost its connection to party 2" in err.descriptions[survivor]
+    # Each survivor reports the first connection it saw close: party 2's, or that of
+    # the other survivor when that one gave up first; at least one names party 2.
+    survivors = [err.descriptions[i] for i in (0, 1)]
+    assert all("lost its connection to party" in d for d in survivors)
+    assert any("lost its connection to party 2" in d for d in survivors)
 
 
 @pytest.mark.mpc
