@@ -120,7 +120,7 @@ def test_stopped_party_is_named_unresponsive_within_the_timeout(tmp_path):
         group.kill(2, signal.SIGSTOP)
         with pytest.raises(MPCPartyError, match="party 2 stopped answering") as info:
             group.wait()
-        assert time.monotonic() - stopped < timeout + 3.0
+        assert time.monotonic() - stopped < timeout + 10.0  # CI shares its 2 cores
     assert info.value.kind == "unresponsive" and info.value.culprits == (2,)
 
 
