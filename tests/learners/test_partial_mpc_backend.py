@@ -85,3 +85,12 @@ def test_oblivious_forest_in_mpc_is_refused_before_charging(tennis):
             n_estimators=2, tree="oblivious", backend="mpc", schema=tennis.schema, ledger=led
         ).fit(tennis.X, tennis.y)
     assert led.charges == [] and led.remaining() == Guarantee(2.0)
+
+
+def test_protocol_backend_warns_that_fixed_point_noise_is_charged_as_ideal(tennis):
+    from privet.learners import PrivacyWarning
+
+    with pytest.warns(PrivacyWarning, match="fixed point"):
+        PartialMPCID3Classifier(
+            epsilon=1.0, max_depth=1, schema=tennis.schema, backend="local"
+        ).fit(tennis.X, tennis.y)

@@ -254,6 +254,20 @@ class BaseTreeClassifier(ClassifierMixin, BaseEstimator):
             self.classes_ = np.asarray(schema.classes)
 
 
+def warn_fixed_point_noise(estimator: Any) -> None:
+    """The MPC noise (seed 000, Alg. 12-13) is sampled in fixed point: say what is charged."""
+    warnings.warn(
+        f"{type(estimator).__name__}(backend={estimator.backend!r}): the protocol samples its "
+        "Laplace and exponential-mechanism noise in fixed point (seed 000, Alg. 12-13), on a "
+        "grid with the Laplace tails cut, so it is only approximately the ideal mechanism. "
+        "The ledger charges the ideal mechanism's epsilon; the approximation's extra delta is "
+        "not yet accounted (see docs/learners.md). Use backend='reference' for a guarantee "
+        "that is fully proven.",
+        PrivacyWarning,
+        stacklevel=3,
+    )
+
+
 @contextlib.contextmanager
 def charged_in_full_on_failure(estimator: Any, scope: Scope, schema: Schema) -> Iterator[None]:
     """Around an MPC run: if it fails after launch, charge the estimator's whole plan.

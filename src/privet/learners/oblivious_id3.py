@@ -28,6 +28,7 @@ from privet.learners._base import (
     _validate_params,
     charged_in_full_on_failure,
     plan_depth,
+    warn_fixed_point_noise,
 )
 from privet.learners._scores import max_scores_one_hot
 from privet.learners._tree import Tree, TreeBuilder, oblivious_predict
@@ -502,6 +503,7 @@ class ObliviousID3Classifier(BaseTreeClassifier):
 
         schema = self.schema_
         eps_split, eps_leaf = self._budgets(schema)
+        warn_fixed_point_noise(self)
         with charged_in_full_on_failure(self, scope, schema):
             model = run_oblivious_id3(
                 codes,

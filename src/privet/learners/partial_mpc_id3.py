@@ -40,6 +40,7 @@ from privet.learners._base import (
     _validate_params,
     charged_in_full_on_failure,
     plan_depth,
+    warn_fixed_point_noise,
 )
 from privet.learners._scores import contingency, max_operator
 from privet.learners._tree import Tree, TreeBuilder
@@ -564,6 +565,7 @@ class PartialMPCID3Classifier(BaseTreeClassifier):
         if rows is not None:
             codes, y_codes = codes[rows], y_codes[rows]
         depth, eps = self._depth(schema), self._query_epsilon(schema)
+        warn_fixed_point_noise(self)
         with charged_in_full_on_failure(self, scope, schema):
             run = run_partial_mpc_id3(
                 codes,
