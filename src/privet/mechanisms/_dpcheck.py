@@ -113,9 +113,9 @@ def check_dp(
             num, den = (ka, kb) if forward else (kb, ka)
             # Pessimistic plug-in (two standard deviations against the event on each
             # side): rare tail events whose ratio won by chance lose to central ones.
-            score = math.log(
-                max(num - 2.0 * math.sqrt(num), 0.0) + 1.0
-            ) - math.log(den + 2.0 * math.sqrt(den) + 1.0)
+            score = math.log(max(num - 2.0 * math.sqrt(num), 0.0) + 1.0) - math.log(
+                den + 2.0 * math.sqrt(den) + 1.0
+            )
             if score > best[0]:
                 best = (score, kind, c, forward)
     _, kind, c, forward = best

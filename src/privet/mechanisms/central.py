@@ -47,6 +47,7 @@ __all__ = [
     "ReportNoisyMax",
     "calibrate_gaussian_sigma",
     "calibrate_laplace_scale",
+    "discrete_noisy_max_probabilities",
     "exponential_mechanism_probabilities",
     "make_discrete_laplace",
     "make_exponential",
@@ -503,8 +504,11 @@ class _Selection(Mechanism):
                     "each row in its own scope (scope.partition) instead."
                 )
         self._charge(scope, caller, step, claim)
-        out = _opendp.noisy_max(arr, self.scale, gumbel=self.noise == "gumbel")
+        out = self._sample(arr)
         return out.item() if arr.ndim == 1 else out
+
+    def _sample(self, arr: NDArray[np.float64]) -> NDArray[np.int64]:
+        return _opendp.noisy_max(arr, self.scale, gumbel=self.noise == "gumbel")
 
 
 class ExponentialMechanism(_Selection):
@@ -530,12 +534,20 @@ class ExponentialMechanism(_Selection):
 
 
 class ReportNoisyMax(_Selection):
-    """Report-noisy-max with Gumbel or exponential noise of scale 2 Delta / epsilon.
+    """Report-noisy-max with Gumbel, exponential or discrete Laplace noise.
 
-    Gumbel noise gives exactly the exponential mechanism's distribution.
-    Exponential noise gives the permute-and-flip distribution (Ding et al. 2021),
-    which is *not* the exponential mechanism's (it puts more mass on the best
-    candidate); both are epsilon-DP (McKenna & Sheldon 2020, Thm. 1).
+    Gumbel noise of scale 2 Delta / epsilon gives exactly the exponential
+    mechanism's distribution. Exponential noise gives the permute-and-flip
+    distribution (Ding et al. 2021), which is *not* the exponential
+    mechanism's (it puts more mass on the best candidate); both are
+    epsilon-DP (McKenna & Sheldon 2020, Thm. 1).
+
+    ``noise="discrete_laplace"`` adds integer discrete Laplace noise of scale
+    ceil(2 Delta) / epsilon (OpenDP's sampler) and returns the *first* maximum:
+    epsilon-DP by Dwork & Roth's Claim 3.9 with integer thresholds (see
+    :mod:`privet.mpc.discrete`). It is the plaintext reference of the sound MPC
+    selection :class:`privet.mpc.SecureReportNoisyMax`, which samples the same
+    noise exactly on secret shares. Not offered for monotone utilities.
     """
 
     mechanism = "report_noisy_max"
@@ -545,19 +557,30 @@ class ReportNoisyMax(_Selection):
         *,
         epsilon: float,
         sensitivity: float = 1.0,
-        noise: Literal["gumbel", "exponential"] = "exponential",
+        noise: Literal["gumbel", "exponential", "discrete_laplace"] = "exponential",
         monotone: bool = False,
         relation: NeighbouringRelation | str = ADD_REMOVE,
     ) -> None:
         super().__init__(
             epsilon=epsilon, sensitivity=sensitivity, monotone=monotone, relation=relation
         )
-        if noise not in ("gumbel", "exponential"):
+        if noise not in ("gumbel", "exponential", "discrete_laplace"):
             raise InvalidParameterError(
-                f"The 'noise' parameter of ReportNoisyMax must be 'gumbel' or 'exponential'; "
-                f"got {noise!r}."
+                "The 'noise' parameter of ReportNoisyMax must be 'gumbel', 'exponential' or "
+                f"'discrete_laplace'; got {noise!r}."
+            )
+        if noise == "discrete_laplace" and monotone:
+            raise InvalidParameterError(
+                "ReportNoisyMax(noise='discrete_laplace') has no monotone variant; drop "
+                "monotone=True."
             )
         self.noise = noise
+
+    @property
+    def scale(self) -> float:
+        if self.noise == "discrete_laplace":
+            return math.ceil(2 * self.sensitivity) / self._epsilon
+        return super().scale
 
     def entry(self) -> Entry:
         if self.noise == "gumbel":
@@ -571,10 +594,50 @@ class ReportNoisyMax(_Selection):
             monotone=self.monotone,
         )
 
+    def _sample(self, arr: NDArray[np.float64]) -> NDArray[np.int64]:
+        if self.noise != "discrete_laplace":
+            return super()._sample(arr)
+        noise = _opendp.laplace_int(np.zeros(arr.shape, dtype=np.int64), self.scale)
+        return np.argmax(arr + noise, axis=-1)  # first maximum: the fixed tie rule
+
     def probabilities(self, utilities: Any) -> NDArray[np.float64]:
         if self.noise == "gumbel":
             return exponential_mechanism_probabilities(utilities, self.scale)
+        if self.noise == "discrete_laplace":
+            return discrete_noisy_max_probabilities(utilities, self.scale)
         return permute_and_flip_probabilities(utilities, self.scale)
+
+
+def discrete_noisy_max_probabilities(utilities: Any, scale: float) -> NDArray[np.float64]:
+    """Exact P(first argmax of u + Z = i) for i.i.d. discrete Laplace(scale) noise Z.
+
+    Sums over the winner's noise z (the support is cut where the pmf is below
+    1e-18): candidate j < i must stay strictly below u_i + z, j > i at or below.
+    """
+    u = np.asarray(utilities, dtype=float).ravel()
+    q = math.exp(-1.0 / scale)
+    reach = math.ceil(scale * 42 + (u.max() - u.min())) + 2
+    z = np.arange(-reach, reach + 1)
+    pmf = (1 - q) / (1 + q) * q ** np.abs(z)
+
+    def cdf(x: NDArray[np.float64]) -> NDArray[np.float64]:  # P(Z <= x), x real
+        k = np.floor(x)
+        neg = q ** (-k) / (1 + q)  # k < 0
+        pos = 1 - q ** (k + 1) / (1 + q)  # k >= 0
+        return np.where(k < 0, neg, pos)
+
+    probs = np.empty(u.size)
+    for i in range(u.size):
+        level = u[i] + z  # the winner's noisy value
+        p = pmf.copy()
+        for j in range(u.size):
+            if j == i:
+                continue
+            gap = level - u[j]
+            # j < i: Z_j < gap (strict), i.e. Z_j <= ceil(gap) - 1; j > i: Z_j <= gap
+            p = p * (cdf(np.ceil(gap) - 1) if j < i else cdf(gap))
+        probs[i] = p.sum()
+    return probs / probs.sum()
 
 
 def make_exponential(
@@ -594,11 +657,11 @@ def make_report_noisy_max(
     epsilon: float,
     *,
     sensitivity: float = 1.0,
-    noise: Literal["gumbel", "exponential"] = "exponential",
+    noise: Literal["gumbel", "exponential", "discrete_laplace"] = "exponential",
     monotone: bool = False,
     relation: NeighbouringRelation | str = ADD_REMOVE,
 ) -> ReportNoisyMax:
-    """Report-noisy-max with Gumbel or exponential noise."""
+    """Report-noisy-max with Gumbel, exponential or discrete Laplace noise."""
     return ReportNoisyMax(
         epsilon=epsilon, sensitivity=sensitivity, noise=noise, monotone=monotone, relation=relation
     )

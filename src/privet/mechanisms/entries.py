@@ -44,7 +44,9 @@ class NoisyMax(Entry):
     the permute-and-flip mechanism (McKenna & Sheldon 2020; Ding et al. 2021,
     "The permute-and-flip mechanism is identical to report-noisy-max with
     exponential noise"), whose selection distribution differs from the
-    exponential mechanism's.
+    exponential mechanism's. With discrete Laplace noise of scale
+    ceil(2 sensitivity) / epsilon and the first maximum reported it is
+    epsilon-DP as well (Dwork & Roth, Claim 3.9, with integer thresholds).
     """
 
     epsilon: float
@@ -55,9 +57,10 @@ class NoisyMax(Entry):
     def __post_init__(self) -> None:
         object.__setattr__(self, "epsilon", _pos(self.epsilon, "epsilon", "NoisyMax"))
         object.__setattr__(self, "sensitivity", _pos(self.sensitivity, "sensitivity", "NoisyMax"))
-        if self.noise not in ("exponential", "gumbel"):
+        if self.noise not in ("exponential", "gumbel", "discrete_laplace"):
             raise InvalidParameterError(
-                f"NoisyMax: noise must be 'exponential' or 'gumbel', got {self.noise!r}."
+                "NoisyMax: noise must be 'exponential', 'gumbel' or 'discrete_laplace', got "
+                f"{self.noise!r}."
             )
 
 
