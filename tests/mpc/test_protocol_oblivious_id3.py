@@ -39,25 +39,27 @@ def agree(ds, codes, y, *, backend="local", start=0, **params):
     return model, ref
 
 
-def params(split, leaf, depth=2):
+def params(split, leaf, depth=2, mpc_noise="fixed_point"):
     return {
         "depth": depth,
         "split": split,
         "split_epsilon": 0.25 / max(depth, 1),
         "leaf_epsilon": 0.75,
         "leaf": leaf,
+        "mpc_noise": mpc_noise,
     }
 
 
+@pytest.mark.parametrize("mpc_noise", ["fixed_point", "discrete"])
 @pytest.mark.parametrize(
     ("split", "leaf"),
     [("exact", "laplace"), ("exponential", "laplace"), ("exponential", "exponential")],
 )
 @pytest.mark.parametrize("name", ["tennis", "heart"])
-def test_one_party_secret_tree_agrees_with_the_reference(name, split, leaf):
+def test_one_party_secret_tree_agrees_with_the_reference(name, split, leaf, mpc_noise):
     ds = load_dataset(name)
     codes, y = ds.codes()
-    model, ref = agree(ds, codes, y, **params(split, leaf))
+    model, ref = agree(ds, codes, y, **params(split, leaf, mpc_noise=mpc_noise))
     opened = model.reconstruct()
     w = ds.schema.max_domain_size
     assert [a.shape for a in opened["indicators"]] == [
@@ -69,7 +71,8 @@ def test_one_party_secret_tree_agrees_with_the_reference(name, split, leaf):
     assert model.reveals == ()  # training opens nothing
 
 
-def test_exponential_splits_never_reuse_an_attribute_on_a_path():
+@pytest.mark.parametrize("mpc_noise", ["fixed_point", "discrete"])
+def test_exponential_splits_never_reuse_an_attribute_on_a_path(mpc_noise):
     ds = load_dataset("tennis")
     codes, y = ds.codes()
     # a tiny split budget: the choices are close to uniform, used attributes must still get 0
@@ -80,9 +83,10 @@ def test_exponential_splits_never_reuse_an_attribute_on_a_path():
         2,
         depth=4,
         split="exponential",
-        split_epsilon=0.01,
+        split_epsilon=0.01 if mpc_noise == "fixed_point" else 0.1,
         leaf_epsilon=1.0,
         backend="local",
+        mpc_noise=mpc_noise,
     )
     ind = model.reconstruct()["indicators"]
     w = 3
@@ -126,11 +130,17 @@ def test_a_split_budget_too_small_for_the_fixed_point_type_is_refused():
         )
 
 
-@pytest.mark.parametrize("split", ["exact", "exponential"])
-def test_charging_a_run_costs_what_the_learner_planned(split):
+@pytest.mark.parametrize(
+    ("split", "noise"),
+    [("exact", "discrete"), ("exponential", "discrete"), ("exponential", "paper")],
+)
+def test_charging_a_run_costs_what_the_learner_planned(split, noise):
     ds = load_dataset("tennis")
     codes, y = ds.codes()
-    learner = ObliviousID3Classifier(epsilon=1.0, max_depth=2, split=split, schema=ds.schema)
+    learner = ObliviousID3Classifier(
+        epsilon=1.0, max_depth=2, split=split, schema=ds.schema, backend="local", noise=noise
+    )
+    accounting = learner._accounting(ds.schema)
     eps_split, eps_leaf = learner._budgets(ds.schema)
     model = run_oblivious_id3(
         codes,
@@ -142,8 +152,10 @@ def test_charging_a_run_costs_what_the_learner_planned(split):
         split_epsilon=eps_split,
         leaf_epsilon=eps_leaf,
         backend="local",
+        mpc_noise=accounting.mpc_noise,
     )
-    led = Ledger(budget=Guarantee.unbounded() if split == "exact" else Guarantee(1.0))
+    proven = split != "exact" and noise == "discrete"
+    led = Ledger(budget=Guarantee(1.0, 1e-9) if proven else Guarantee.unbounded())
     plan = learner.privacy_plan(ds.schema)
     with led.reserve(plan, scope=led.root) as res:
         charge_oblivious_run(
@@ -153,8 +165,14 @@ def test_charging_a_run_costs_what_the_learner_planned(split):
             leaf_epsilon=eps_leaf,
             claim=learner._claim_rule(),
             caller="test",
+            accounting=accounting,
         )
         assert res.used() == led.plan_cost(plan)
+    if proven:
+        assert led.spent().epsilon == pytest.approx(1.0)
+        assert 0 < led.spent().delta < 1e-10
+    else:
+        assert led.spent().epsilon == float("inf")
     assert not any("Outlook" in c.path or "Humidity" in c.path for c in led.charges)
     assert len([c for c in led.charges if c.step == "leaf"]) == 3**2
     with pytest.raises(InvalidParameterError, match="leaf_epsilon"):
@@ -165,6 +183,7 @@ def test_charging_a_run_costs_what_the_learner_planned(split):
             leaf_epsilon=2 * eps_leaf,
             claim=learner._claim_rule(),
             caller="test",
+            accounting=accounting,
         )
 
 
@@ -172,7 +191,9 @@ def test_charging_a_run_costs_what_the_learner_planned(split):
 def test_three_parties_train_a_secret_tree_and_only_the_querier_learns_labels():
     ds = load_dataset("tennis")
     codes, y = ds.codes()
-    model, ref = agree(ds, codes, y, backend="mpc", **params("exponential", "laplace"))
+    model, ref = agree(
+        ds, codes, y, backend="mpc", **params("exponential", "laplace", mpc_noise="discrete")
+    )
     assert model.n_parties == 3 and model.stats.bytes_sent > 0
     # one party's shares are not the model (random field elements); all three together are
     alone = reconstruct([model.shares[0]])["indicators"][0]

@@ -34,11 +34,20 @@ def car_sample():
     return ds.schema, codes[rows], y[rows]
 
 
-def agree(schema, codes, y, *, depth, epsilon, leaf, backend="local", start=0):
+def agree(
+    schema, codes, y, *, depth, epsilon, leaf, backend="local", start=0, mpc_noise="fixed_point"
+):
     with allow_testing_noise():
         seed, ref = robust_seed(
             lambda s: reference_partial_mpc_id3(
-                codes, y, schema, depth=depth, epsilon=epsilon, leaf=leaf, seed=s
+                codes,
+                y,
+                schema,
+                depth=depth,
+                epsilon=epsilon,
+                leaf=leaf,
+                seed=s,
+                mpc_noise=mpc_noise,
             ),
             start=start,
         )
@@ -51,28 +60,40 @@ def agree(schema, codes, y, *, depth, epsilon, leaf, backend="local", start=0):
             epsilon=epsilon,
             leaf=leaf,
             backend=backend,
+            mpc_noise=mpc_noise,
             _testing_noise=seed,
         )
     return run, ref, seed
 
 
+@pytest.mark.parametrize("mpc_noise", ["fixed_point", "discrete"])
 @pytest.mark.parametrize("leaf", ["laplace", "exponential"])
 @pytest.mark.parametrize("name", ["tennis", "heart"])
-def test_one_party_run_agrees_with_the_reference_under_the_same_noise(name, leaf):
+def test_one_party_run_agrees_with_the_reference_under_the_same_noise(name, leaf, mpc_noise):
     ds = load_dataset(name)
     codes, y = ds.codes()
-    run, ref, _ = agree(ds.schema, codes, y, depth=2, epsilon=0.3, leaf=leaf)
+    run, ref, _ = agree(ds.schema, codes, y, depth=2, epsilon=0.3, leaf=leaf, mpc_noise=mpc_noise)
     assert run.testing_noise
     assert compare_trees(run.tree(ds.schema.domain_sizes, ds.schema.n_classes), ref) == []
     assert all(r["label"].endswith("[TESTING NOISE]") for r in run.reveals)
 
 
-def test_the_agreement_check_notices_different_noise(tennis):
+@pytest.mark.parametrize("mpc_noise", ["fixed_point", "discrete"])
+def test_the_agreement_check_notices_different_noise(tennis, mpc_noise):
     codes, y = tennis.codes()
-    run, _, seed = agree(tennis.schema, codes, y, depth=2, epsilon=0.3, leaf="laplace")
+    run, _, seed = agree(
+        tennis.schema, codes, y, depth=2, epsilon=0.3, leaf="laplace", mpc_noise=mpc_noise
+    )
     with allow_testing_noise():
         other, _ = reference_partial_mpc_id3(
-            codes, y, tennis.schema, depth=2, epsilon=0.3, leaf="laplace", seed=seed + 1
+            codes,
+            y,
+            tennis.schema,
+            depth=2,
+            epsilon=0.3,
+            leaf="laplace",
+            seed=seed + 1,
+            mpc_noise=mpc_noise,
         )
     assert compare_trees(run.tree(tennis.schema.domain_sizes, 2), other) != []
 
@@ -106,16 +127,29 @@ def test_secure_noise_at_a_huge_budget_gives_best_splits_and_near_exact_counts(t
     np.testing.assert_allclose(tree.value[leaves], exact[leaves], atol=0.2)
 
 
-def test_replay_charges_the_plan_and_rebuilds_the_opened_tree(tennis):
+@pytest.mark.parametrize("noise", ["paper", "discrete"])
+def test_replay_charges_the_plan_and_rebuilds_the_opened_tree(tennis, noise):
     codes, y = tennis.codes()
-    learner = PartialMPCID3Classifier(epsilon=0.9, max_depth=2, schema=tennis.schema)
+    learner = PartialMPCID3Classifier(
+        epsilon=0.9, max_depth=2, schema=tennis.schema, backend="local", noise=noise
+    )
+    accounting = learner._accounting(tennis.schema)
     eps = 0.9 / 3
-    run = run_partial_mpc_id3(codes, y, (3, 3, 2, 2), 2, depth=2, epsilon=eps, backend="local")
-    led = Ledger(budget=Guarantee(0.9))
+    run = run_partial_mpc_id3(
+        codes,
+        y,
+        (3, 3, 2, 2),
+        2,
+        depth=2,
+        epsilon=eps,
+        backend="local",
+        mpc_noise=accounting.mpc_noise,
+    )
+    led = Ledger(budget=Guarantee.unbounded() if noise == "paper" else Guarantee(0.9, 1e-9))
     plan = learner.privacy_plan(tennis.schema)
     with led.reserve(plan, scope=led.root) as res:
         tree = grow_partial_mpc(
-            ReplayOps(run, tennis.schema, caller="test"),
+            ReplayOps(run, tennis.schema, caller="test", accounting=accounting),
             led.root,
             tennis.schema,
             depth=2,
@@ -123,36 +157,60 @@ def test_replay_charges_the_plan_and_rebuilds_the_opened_tree(tennis):
             leaf="laplace",
             claim=learner._claim_rule(),
         )
-        assert res.used().epsilon == pytest.approx(0.9)
+        assert res.used() == led.plan_cost(plan)
     assert compare_trees(tree, run.tree((3, 3, 2, 2), 2), atol=0) == []
-    assert {c.mechanism for c in led.charges} == {
-        "secure exponential (MPC, Alg. 13)",
-        "secure laplace (MPC, Alg. 12)",
-    }
+    spent = led.spent()
+    if noise == "paper":  # fixed-point Alg. 12-13: no proof, recorded as non-private
+        assert spent.epsilon == float("inf")
+        assert {c.mechanism for c in led.charges} == {
+            "secure exponential (MPC, Alg. 13)",
+            "secure laplace (MPC, Alg. 12)",
+        }
+        # the paper's claim is kept next to each non-private charge
+        assert all(c.claim.epsilon == pytest.approx(eps) for c in led.charges)
+    else:  # exact discrete samplers: (0.9, delta) with delta from the TV bound
+        assert spent.epsilon == pytest.approx(0.9)
+        assert 0 < spent.delta < 1e-10
+        assert {c.mechanism for c in led.charges} == {
+            "secure report-noisy-max (MPC, discrete Laplace)",
+            "secure discrete laplace (MPC)",
+        }
     with pytest.raises(InvalidParameterError, match="epsilon"):
         grow_partial_mpc(
-            ReplayOps(run, tennis.schema, caller="test"),
-            Ledger(budget=Guarantee(9.0)).root,
+            ReplayOps(run, tennis.schema, caller="test", accounting=accounting),
+            Ledger(budget=Guarantee.unbounded()).root,
             tennis.schema,
             depth=2,
             epsilon=2 * eps,
             leaf="laplace",
             claim=learner._claim_rule(),
         )
+    other = learner.set_params(noise="paper" if noise == "discrete" else "discrete")
+    with pytest.raises(InvalidParameterError, match="mpc_noise"):
+        ReplayOps(run, tennis.schema, caller="test", accounting=other._accounting(tennis.schema))
 
 
 def test_replay_refuses_a_run_with_testing_noise(tennis):
     codes, y = tennis.codes()
     run, _, _ = agree(tennis.schema, codes, y, depth=1, epsilon=0.5, leaf="laplace")
+    accounting = PartialMPCID3Classifier(backend="local", noise="paper")._accounting(tennis.schema)
     with pytest.raises(InvalidParameterError, match="testing noise"):
-        ReplayOps(run, tennis.schema, caller="test")
+        ReplayOps(run, tennis.schema, caller="test", accounting=accounting)
 
 
 @pytest.mark.mpc
 def test_three_parties_agree_with_the_reference_on_a_car_subsample(car_sample):
     schema, codes, y = car_sample
     run, ref, _ = agree(
-        schema, codes, y, depth=2, epsilon=0.3, leaf="exponential", backend="mpc", start=10
+        schema,
+        codes,
+        y,
+        depth=2,
+        epsilon=0.3,
+        leaf="exponential",
+        backend="mpc",
+        start=10,
+        mpc_noise="discrete",
     )
     assert compare_trees(run.tree(schema.domain_sizes, schema.n_classes), ref) == []
     assert len(run.stats.parties) == 3 and run.stats.bytes_sent > 0

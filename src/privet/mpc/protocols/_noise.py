@@ -21,7 +21,11 @@ Testing hook
     * exponential mechanism: the secret uniform ``u`` of Algorithm 13 (the only
       randomness of the linear scan) is replaced by a public uniform; the
       mechanism's own code (``SecureExponentialMechanism.select``) computes the
-      weights, the cumulative sums and the scan on the secret scores.
+      weights, the cumulative sums and the scan on the secret scores;
+    * discrete noise (:mod:`privet.mpc.discrete`): the secret integer noise is
+      replaced by public discrete Laplace draws of the mechanism's scale, added
+      to the secret counts or scores; report-noisy-max then takes the secret
+      first maximum with the mechanism's own :func:`~privet.mpc.discrete.argmax_first`.
 
     Public noise is no noise: a run with it has no privacy at all. It cannot be
     switched on by accident: :class:`FixedNoise` refuses to exist unless the
@@ -48,6 +52,7 @@ import numpy as np
 from privet.errors import PrivetError
 from privet.mpc import fixedpoint as fx
 from privet.mpc._runtime import get_runtime
+from privet.mpc.discrete import SecureDiscreteLaplace, SecureReportNoisyMax, argmax_first
 from privet.mpc.sharing import to_fixed_point
 
 mpc = get_runtime()
@@ -133,17 +138,57 @@ class FixedNoise(SecureNoise):
         cells = 2**UNIFORM_BITS
         return (math.floor(self._rng(kind, path).random() * cells) + 0.5) / cells
 
+    def discrete_laplace_values(
+        self, kind: str, path: Path, size: int, scale: float, bound: int
+    ) -> np.ndarray:
+        """Integer discrete Laplace(scale) draws (G1 - G2), each clipped to ±bound.
+
+        ``kind`` is ``"laplace"`` for leaf counts, ``"split"``/``"leaf"`` for
+        report-noisy-max choices. The clip is the sampler's support (the
+        secure sampler never exceeds it); a clipped draw has probability
+        below 2**-40.
+        """
+        p = -math.expm1(-1.0 / scale)  # success probability of the geometric
+        rng = self._rng("discrete " + kind, path)
+        g = rng.geometric(p, size=(2, size)) - 1
+        return np.clip(g[0] - g[1], -bound, bound).astype(np.int64)
+
     def laplace(self, mechanism: Any, x: Any, paths: Sequence[Path]) -> Any:
         x = to_fixed_point(x, mechanism.sectype)
         size = x.shape[-1]
+        if _is_discrete(mechanism):
+            noise = np.stack(
+                [
+                    self.discrete_laplace_values(
+                        "laplace", p, size, mechanism.scale, mechanism.noise_bound
+                    )
+                    for p in paths
+                ]
+            )
+            return x + mechanism.sectype.array(noise.reshape(x.shape))
         noise = np.stack([self.laplace_values(p, size) for p in paths]) * mechanism.scale
         return x + mechanism.sectype.array(noise.reshape(x.shape))
 
     def select(self, mechanism: Any, scores: Any, paths: Sequence[Path], *, kind: str) -> Any:
+        if _is_discrete(mechanism):
+            q = to_fixed_point(scores, mechanism.sectype)
+            d = q.shape[-1]
+            noise = np.stack(
+                [
+                    self.discrete_laplace_values(kind, p, d, mechanism.scale, mechanism.noise_bound)
+                    for p in paths
+                ]
+            )
+            noisy = q + mechanism.sectype.array(noise.reshape(q.shape))
+            return argmax_first(noisy, mechanism.noise_bound)
         u = np.array([self.uniform_value(kind, p) for p in paths], dtype=float)
         uniforms = mechanism.sectype.array(u.reshape(len(paths), 1))
         with _fixed_uniforms(uniforms):
             return mechanism.select(scores)
+
+
+def _is_discrete(mechanism: Any) -> bool:
+    return isinstance(mechanism, SecureDiscreteLaplace | SecureReportNoisyMax)
 
 
 # ------------------------------------------------------------ uniform override

@@ -216,6 +216,8 @@ def run_partial_mpc_id3(
     frac_length: int | None = None,
     clip_threshold: float | None = None,
     laplace_sensitivity: float = 1.0,
+    mpc_noise: str = "fixed_point",
+    security_bits: int = 40,
     backend: str = "mpc",
     parties: int = 3,
     timeout: float = 60.0,
@@ -228,6 +230,8 @@ def run_partial_mpc_id3(
     learner's ``plan_depth``). ``laplace_sensitivity`` is the L1 sensitivity
     of a leaf's class counts under the ledger's neighbouring relation (1 for
     add/remove, 2 for replace-one; ``partial_mpc_id3.laplace_sensitivity``).
+    ``mpc_noise`` picks the samplers: ``"fixed_point"`` (the paper's Alg.
+    12-13, no proven DP) or ``"discrete"`` (:mod:`privet.mpc.discrete`).
     """
     args: dict[str, Any] = {
         "sizes": [int(s) for s in sizes],
@@ -239,6 +243,8 @@ def run_partial_mpc_id3(
         "frac_length": frac_length,
         "clip_threshold": clip_threshold,
         "laplace_sensitivity": float(laplace_sensitivity),
+        "mpc_noise": mpc_noise,
+        "security_bits": int(security_bits),
     }
     if _testing_noise is not None:
         args["_testing_noise"] = int(_testing_noise)
@@ -312,6 +318,8 @@ def run_oblivious_id3(
     frac_length: int | None = None,
     clip_threshold: float | None = None,
     laplace_sensitivity: float = 1.0,
+    mpc_noise: str = "fixed_point",
+    security_bits: int = 40,
     backend: str = "mpc",
     parties: int = 3,
     timeout: float = 60.0,
@@ -336,6 +344,8 @@ def run_oblivious_id3(
         "frac_length": frac_length,
         "clip_threshold": clip_threshold,
         "laplace_sensitivity": float(laplace_sensitivity),
+        "mpc_noise": mpc_noise,
+        "security_bits": int(security_bits),
     }
     if _testing_noise is not None:
         args["_testing_noise"] = int(_testing_noise)

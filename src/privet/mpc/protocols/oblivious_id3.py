@@ -13,17 +13,19 @@ Split selection
     scores of the attributes still available on the path (Alg. 1 steps
     12-16). It is not randomised, and every released prediction depends on
     it: no DP guarantee (see :class:`~privet.learners.ObliviousID3Classifier`).
-    ``split="exponential"`` is the sound variant: the MPC exponential
-    mechanism (Algorithm 13) draws the split from the same scores, its one-hot
-    output is the secret indicator vector; attributes already used on the
-    path get weight exactly 0 (their score is pushed below the fixed-point
-    resolution of the weights), which is the reference's exponential
-    mechanism over the available attributes only.
+    ``split="exponential"`` is the sound variant: a DP selection draws the
+    split from the same scores and its one-hot output is the secret indicator
+    vector. The selection is the MPC exponential mechanism (Algorithm 13) or,
+    with discrete noise, report-noisy-max with exact discrete Laplace noise
+    (:class:`~privet.mpc.discrete.SecureReportNoisyMax`). Attributes already
+    used on the path can never win (:func:`split_penalty`), which is the
+    reference's selection over the available attributes only.
 
 Leaves
-    The class sizes of each leaf get secure Laplace noise (Algorithm 12, the
-    full leaf budget) and the leaf keeps the one-hot argmax, or a label drawn
-    by the MPC exponential mechanism. Only leaves need noisy counts, so the
+    The class sizes of each leaf get secure Laplace noise (Algorithm 12, or
+    exact discrete Laplace, the full leaf budget) and the leaf keeps the
+    one-hot argmax (with discrete noise the first maximum: integer noisy
+    counts tie), or a label drawn by the selection mechanism. Only leaves need noisy counts, so the
     internal nodes' noise of Alg. 1 step 8 (never used) is not drawn.
 
 Cost
@@ -50,6 +52,7 @@ import numpy as np
 
 from privet.errors import InvalidParameterError
 from privet.mpc._runtime import get_runtime
+from privet.mpc.discrete import SecureDiscreteLaplace, SecureReportNoisyMax, argmax_first
 from privet.mpc.protocols._common import (
     ContingencyTables,
     check_range,
@@ -96,14 +99,26 @@ class SecretTree:
         return [*self.indicators, self.leaves]
 
 
-def split_penalty(mechanism: Any, n_records: int) -> int:
-    """Score offset that gives used attributes exponential-mechanism weight exactly 0.
+def split_penalty(mechanism: Any, n_records: int, n_candidates: int = 1) -> int:
+    """Score offset that keeps attributes already used on a path from being chosen.
 
-    Weights are ``2**-((max - q) log2(e) / scale)`` and come out exactly 0 once
-    below ``2**-(f+1)`` (:func:`privet.mpc.fixedpoint.exp2_neg`); scores of
-    used attributes are set to ``-P`` with ``P = ceil((f + 2) ln 2 * scale)``,
-    at least ``P`` below the best available score (scores are >= 0).
+    Split scores are ``R (y + P)``: 0 for a used attribute, at least ``P`` for
+    an available one (scores y >= 0).
+
+    * Exponential mechanism: weights are ``2**-((max - q) log2(e) / scale)``
+      and come out exactly 0 once below ``2**-(f+1)``
+      (:func:`privet.mpc.fixedpoint.exp2_neg`), so ``P = ceil((f + 2) ln 2 *
+      scale)`` gives used attributes weight exactly 0.
+    * Report-noisy-max (:class:`~privet.mpc.discrete.SecureReportNoisyMax`):
+      the noise is at most ``b`` in absolute value, so ``P = 2 b + 1`` puts
+      every used attribute's noisy score below every available one's.
     """
+    if isinstance(mechanism, SecureReportNoisyMax):
+        bound = int(mechanism.noise_bound)
+        penalty = 2 * bound + 1
+        keys = (n_records + penalty + 2 * bound + 1) * n_candidates + n_candidates
+        check_range("the noisy split keys", keys, mechanism.sectype)
+        return penalty
     f = mechanism.sectype.frac_length
     penalty = math.ceil((f + 2) * math.log(2.0) * mechanism.scale)
     check_range("the penalised split scores", penalty + 1, mechanism.sectype)
@@ -169,7 +184,7 @@ async def oblivious_id3(
         raise InvalidParameterError(f"depth must be in [0, {m}] (the attributes), got {depth}.")
     sectype = type(D).sectype
     check_range("the split keys (n + 1) * m + m", (n + 1) * m + m, sectype)
-    penalty = split_penalty(split_mechanism, n) if split == "exponential" else 0
+    penalty = split_penalty(split_mechanism, n, m) if split == "exponential" else 0
     contingency = ContingencyTables(D.reshape(n, m * w), C)
     D_by_attribute = D.transpose(1, 0, 2).reshape(m, n * w)  # row a: [D_a,r,v] over (r, v)
     R = sectype.array(np.ones((1, m), dtype=np.int64))  # Alg. 1: available attributes
@@ -184,7 +199,7 @@ async def oblivious_id3(
             keys = first_max_keys(y + 1, R)
             K = mpc.np_argmax(keys, axis=1, arg_unary=True, arg_only=True)
         else:  # the sound variant: MPC-EM over the available attributes, index kept secret
-            q = R * (y + penalty) - penalty
+            q = R * (y + penalty)  # used attributes 0, available ones >= penalty
             paths = [digits(j, w, level) for j in range(N)]
             K = noise.select(split_mechanism, q, paths, kind="split")
         K.integral = True  # exact 0/1: products with it need no truncation
@@ -201,7 +216,10 @@ async def oblivious_id3(
     leaf_paths = [digits(j, w, depth) for j in range(w**depth)]
     if leaf == "laplace":  # steps 5-11: MPC-LM on the class sizes, argmax kept secret
         noisy = noise.laplace(leaf_mechanism, counts, leaf_paths)
-        labels = mpc.np_argmax(noisy, axis=1, arg_unary=True, arg_only=True)
+        if isinstance(leaf_mechanism, SecureDiscreteLaplace):  # integer noise: ties happen
+            labels = argmax_first(noisy, leaf_mechanism.noise_bound)
+        else:
+            labels = mpc.np_argmax(noisy, axis=1, arg_unary=True, arg_only=True)
     else:
         labels = noise.select(leaf_mechanism, counts, leaf_paths, kind="leaf")
     labels.integral = True

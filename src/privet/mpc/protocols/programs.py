@@ -32,6 +32,7 @@ import numpy as np
 
 from privet.data import one_hot, one_hot_target
 from privet.errors import InvalidParameterError
+from privet.mpc.discrete import SecureDiscreteLaplace, SecureReportNoisyMax
 from privet.mpc.fixedpoint import secfxp_type
 from privet.mpc.mechanisms import SecureExponentialMechanism, SecureLaplace
 from privet.mpc.party import PartyContext
@@ -163,6 +164,9 @@ async def train_mpc_id3(
 # ----------------------------------------------------------- CDP+PMPC-ID3
 
 
+MPC_NOISES = ("fixed_point", "discrete")
+
+
 def _mechanisms(
     leaf: str,
     split_epsilon: float | None,
@@ -172,32 +176,41 @@ def _mechanisms(
     clip_threshold: float | None,
     laplace_method: str,
     laplace_sensitivity: float = 1.0,
+    mpc_noise: str = "fixed_point",
+    security_bits: int = 40,
 ) -> tuple[Any, Any]:
-    split = (
-        None
-        if split_epsilon is None
-        else SecureExponentialMechanism(
-            epsilon=split_epsilon,
-            bit_length=bit_length,
-            frac_length=frac_length,
-            clip_threshold=clip_threshold,
-        )
-    )
-    if leaf == "laplace":
-        leaf_mech: Any = SecureLaplace(
-            epsilon=leaf_epsilon,
-            sensitivity=laplace_sensitivity,
-            bit_length=bit_length,
-            frac_length=frac_length,
-            method=laplace_method,
-        )
+    """The split and leaf mechanisms of a run.
+
+    ``mpc_noise="fixed_point"``: the paper's Algorithms 12-13 (no proven DP);
+    ``"discrete"``: exact discrete Laplace and report-noisy-max
+    (:mod:`privet.mpc.discrete`), which replace Laplace and the exponential
+    mechanism with a proven (epsilon, delta).
+    """
+    if mpc_noise not in MPC_NOISES:
+        raise InvalidParameterError(f"mpc_noise must be one of {MPC_NOISES}, got {mpc_noise!r}.")
+    types = {"bit_length": bit_length, "frac_length": frac_length}
+    if mpc_noise == "discrete":
+        select = {**types, "security_bits": security_bits}
+
+        def selection(eps: float) -> Any:
+            return SecureReportNoisyMax(epsilon=eps, **select)
+
+        def laplace(eps: float) -> Any:
+            return SecureDiscreteLaplace(
+                epsilon=eps, sensitivity=round(laplace_sensitivity), **select
+            )
     else:
-        leaf_mech = SecureExponentialMechanism(
-            epsilon=leaf_epsilon,
-            bit_length=bit_length,
-            frac_length=frac_length,
-            clip_threshold=clip_threshold,
-        )
+
+        def selection(eps: float) -> Any:
+            return SecureExponentialMechanism(epsilon=eps, clip_threshold=clip_threshold, **types)
+
+        def laplace(eps: float) -> Any:
+            return SecureLaplace(
+                epsilon=eps, sensitivity=laplace_sensitivity, method=laplace_method, **types
+            )
+
+    split = None if split_epsilon is None else selection(split_epsilon)
+    leaf_mech = laplace(leaf_epsilon) if leaf == "laplace" else selection(leaf_epsilon)
     return split, leaf_mech
 
 
@@ -215,6 +228,8 @@ async def train_partial_mpc_id3(
     clip_threshold: float | None = None,
     laplace_method: str = "difference",
     laplace_sensitivity: float = 1.0,
+    mpc_noise: str = "fixed_point",
+    security_bits: int = 40,
     _testing_noise: int | None = None,
 ) -> dict[str, Any]:
     """CDP+PMPC-ID3 (Alg. 7-10) at ``epsilon`` per query (the learner's epsilon / (h + 1))."""
@@ -228,9 +243,14 @@ async def train_partial_mpc_id3(
         clip_threshold,
         laplace_method,
         laplace_sensitivity,
+        mpc_noise,
+        security_bits,
     )
     n = sum(int(r) for r in rows)
     check_range("the class counts", n + 1, split_mech.sectype)
+    if mpc_noise == "discrete":  # noisy scores and their tie-breaking keys
+        bound = n + 2 * max(split_mech.noise_bound, leaf_mech.noise_bound) + 2
+        check_range("the noisy-max keys", bound * len(sizes) + len(sizes), split_mech.sectype)
     log = RevealLog()
     try:
         D, C = await share_training_data(ctx, data, rows, sizes, n_classes, split_mech.sectype)
@@ -269,6 +289,8 @@ async def train_oblivious_id3(
     clip_threshold: float | None = None,
     laplace_method: str = "difference",
     laplace_sensitivity: float = 1.0,
+    mpc_noise: str = "fixed_point",
+    security_bits: int = 40,
     model_out: str | None = None,
     _testing_noise: int | None = None,
 ) -> dict[str, Any]:
@@ -288,6 +310,8 @@ async def train_oblivious_id3(
         clip_threshold,
         laplace_method,
         laplace_sensitivity,
+        mpc_noise,
+        security_bits,
     )
     log = RevealLog()
     try:

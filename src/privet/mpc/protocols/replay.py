@@ -40,15 +40,25 @@ from privet.errors import InvalidParameterError
 from privet.learners.oblivious_id3 import EXACT_SPLIT_REASON
 from privet.learners.partial_mpc_id3 import (
     ClaimRule,
+    NoiseAccounting,
     ReferenceOps,
     laplace_sensitivity,
-    leaf_entry,
 )
-from privet.ledger import Exponential, Laplace, NonPrivate, Scope
+from privet.ledger import NonPrivate, Scope
 from privet.mpc.protocols.host import SharedModel, TreeRun
 
-EM_MECHANISM = "secure exponential (MPC, Alg. 13)"
-LAPLACE_MECHANISM = "secure laplace (MPC, Alg. 12)"
+
+def _check_noise(params: dict[str, Any], accounting: NoiseAccounting) -> None:
+    made = params.get("mpc_noise", "fixed_point")
+    if made != accounting.mpc_noise or int(params.get("security_bits", 40)) != int(
+        accounting.security_bits
+    ):
+        raise InvalidParameterError(
+            f"the protocol ran with mpc_noise={made!r}, security_bits="
+            f"{params.get('security_bits')}, but the replay charges "
+            f"{accounting.mpc_noise!r}, {accounting.security_bits}; run the protocol with "
+            "the learner's noise."
+        )
 
 
 class ReplayOps(ReferenceOps):
@@ -62,6 +72,9 @@ class ReplayOps(ReferenceOps):
         The public schema the run was made with.
     caller : str
         Learner name written on every charge.
+    accounting : NoiseAccounting
+        What each step is charged (the learner's; it must match the run's
+        ``mpc_noise``).
 
     Notes
     -----
@@ -69,7 +82,9 @@ class ReplayOps(ReferenceOps):
     ``grow_partial_mpc`` passes around.
     """
 
-    def __init__(self, run: TreeRun, schema: Schema, *, caller: str) -> None:
+    def __init__(
+        self, run: TreeRun, schema: Schema, *, caller: str, accounting: NoiseAccounting
+    ) -> None:
         if run.testing_noise:
             raise InvalidParameterError(
                 "this protocol run used public testing noise (no privacy); it cannot be "
@@ -84,6 +99,8 @@ class ReplayOps(ReferenceOps):
             caller=caller,
         )
         self.run = run
+        self.accounting = accounting
+        _check_noise(run.params, accounting)
         self._path: tuple[int, ...] = ()
 
     def _check(self, name: str, used: float) -> None:
@@ -132,11 +149,12 @@ class ReplayOps(ReferenceOps):
         claim: Any,
         sensitivity: float = 1.0,
     ) -> int:
-        """Charge the split's exponential mechanism, then return the protocol's choice."""
+        """Charge the split's selection, then return the protocol's choice."""
         self._check("epsilon", epsilon)
+        entry, name = self.accounting.selection(epsilon)
         scope.charge(
-            Exponential(epsilon=epsilon, sensitivity=sensitivity),
-            mechanism=EM_MECHANISM,
+            entry,
+            mechanism=name,
             sensitivity=sensitivity,
             caller=self.caller,
             step=step,
@@ -159,27 +177,13 @@ class ReplayOps(ReferenceOps):
         self._check("epsilon", epsilon)
         for sc, path in leaves:
             node = self._node(tuple(path))
+            if leaf == "laplace":
+                self._check("laplace_sensitivity", laplace_sensitivity(sc.ledger.relation))
+            entry, name = self.accounting.leaf(leaf, epsilon)
+            sc.charge(entry, mechanism=name, caller=self.caller, step=step, claim=claim)
             if leaf == "exponential":
-                sc.charge(
-                    Exponential(epsilon=epsilon, sensitivity=1.0),
-                    mechanism=EM_MECHANISM,
-                    sensitivity=1.0,
-                    caller=self.caller,
-                    step=step,
-                    claim=claim,
-                )
                 out.append(eye[int(node["label"])])
             else:
-                sens = laplace_sensitivity(sc.ledger.relation)
-                self._check("laplace_sensitivity", sens)
-                sc.charge(
-                    Laplace(scale=sens / epsilon, sensitivity=sens),
-                    mechanism=LAPLACE_MECHANISM,
-                    sensitivity=sens,
-                    caller=self.caller,
-                    step=step,
-                    claim=claim,
-                )
                 out.append(np.asarray(node["value"], dtype=float))
         return out
 
@@ -192,8 +196,9 @@ def charge_oblivious_run(
     leaf_epsilon: float,
     claim: ClaimRule,
     caller: str,
+    accounting: NoiseAccounting,
 ) -> None:
-    """Charge an ODP+FMPC-ID3 run: per node a split (NonPrivate or EM), per leaf a DP update.
+    """Charge an ODP+FMPC-ID3 run: per node a split (NonPrivate or a selection), per leaf a DP update.
 
     Parameters
     ----------
@@ -207,6 +212,8 @@ def charge_oblivious_run(
     claim : callable
         The learner's claim rule (``kind, epsilon -> Claim | None``).
     caller : str
+    accounting : NoiseAccounting
+        What each step is charged; must match the run's ``mpc_noise``.
     """
     if model.testing_noise:
         raise InvalidParameterError(
@@ -223,17 +230,16 @@ def charge_oblivious_run(
             f"the protocol ran with split_epsilon={params.get('split_epsilon')}, leaf_epsilon="
             f"{params['leaf_epsilon']}, but {split_epsilon}, {leaf_epsilon} are charged."
         )
+    _check_noise(params, accounting)
     relation = scope.ledger.relation
-    entry = leaf_entry(leaf, leaf_epsilon, relation)
-    if isinstance(entry, Laplace) and not np.isclose(
-        entry.sensitivity, float(params["laplace_sensitivity"])
-    ):
+    sens = laplace_sensitivity(relation)
+    if leaf == "laplace" and not np.isclose(sens, float(params["laplace_sensitivity"])):
         raise InvalidParameterError(
             f"the leaves were noised for sensitivity {params['laplace_sensitivity']}, but the "
-            f"ledger's {relation} relation needs {entry.sensitivity}; run the protocol with "
-            f"laplace_sensitivity={entry.sensitivity}."
+            f"ledger's {relation} relation needs {sens}; run the protocol with "
+            f"laplace_sensitivity={sens}."
         )
-    leaf_name = EM_MECHANISM if leaf == "exponential" else LAPLACE_MECHANISM
+    entry, leaf_name = accounting.leaf(leaf, leaf_epsilon)
     labels = [f"branch {v}" for v in range(width)]
 
     def walk(sc: Scope, level: int) -> None:
@@ -256,9 +262,10 @@ def charge_oblivious_run(
                 claim=claim("split", 0.0),
             )
         else:
+            split_entry, split_name = accounting.selection(split_epsilon)
             sc.charge(
-                Exponential(epsilon=split_epsilon, sensitivity=1.0),
-                mechanism=EM_MECHANISM + " (hidden)",
+                split_entry,
+                mechanism=split_name + " (hidden)",
                 caller=caller,
                 step=step,
                 claim=claim("split", split_epsilon),

@@ -16,7 +16,8 @@ compute the same thing, both are run with the *same* noise:
   and take the same draws: Laplace leaves add ``scale * L`` to the exact
   counts; exponential-mechanism choices invert the CDF of
   :meth:`SecureExponentialMechanism.probabilities` at the same uniform, as
-  Algorithm 13's linear scan does.
+  Algorithm 13's linear scan does. With ``mpc_noise="discrete"`` both add the
+  same public integer discrete Laplace draws and take the first maximum.
 
 The two trees must then be equal: same structure, same split attributes,
 same labels, and leaf values equal up to the fixed-point grid. Fixed-point
@@ -50,6 +51,7 @@ from privet.learners.partial_mpc_id3 import (
     no_claim,
 )
 from privet.ledger import Exponential, Guarantee, Laplace, Ledger, Scope
+from privet.mpc.discrete import SecureDiscreteLaplace, SecureReportNoisyMax
 from privet.mpc.mechanisms import SecureExponentialMechanism
 from privet.mpc.protocols._noise import ENV_ALLOW, ENV_VAR, FixedNoise
 
@@ -104,21 +106,31 @@ class _Hooked:
         bit_length: int,
         frac_length: int | None,
         clip_threshold: float | None,
+        mpc_noise: str = "fixed_point",
+        security_bits: int = 40,
     ) -> None:
         self.noise = FixedNoise(seed)
         self.bit_length = bit_length
         self.frac_length = frac_length
         self.clip_threshold = clip_threshold
+        self.mpc_noise = mpc_noise
+        self.security_bits = security_bits
         self.margin = math.inf
         self._path: tuple[int, ...] = ()
+        self._split_at: dict[tuple[int, ...], int] = {}
 
     # -- paths -------------------------------------------------------------------
     def all_rows(self) -> np.ndarray:
         return _with_path(super().all_rows(), ())  # type: ignore[misc]
 
     def partition(self, rows: np.ndarray, attr: int) -> list[np.ndarray]:
+        self._split_at[rows.path] = attr  # type: ignore[attr-defined]
         parts = super().partition(rows, attr)  # type: ignore[misc]
         return [_with_path(p, (*rows.path, v)) for v, p in enumerate(parts)]  # type: ignore[attr-defined]
+
+    def _noise_positions(self, kind: str, path: tuple[int, ...], d: int) -> np.ndarray | None:
+        """Which of the protocol's noise values belong to the ``d`` candidates (None: all)."""
+        return None
 
     def scores(self, rows: np.ndarray, attrs: Any = None) -> np.ndarray:
         self._path = rows.path  # type: ignore[attr-defined]  # select() follows for this node
@@ -126,6 +138,19 @@ class _Hooked:
 
     # -- noisy steps ---------------------------------------------------------------
     def _choose(self, kind: str, path: tuple[int, ...], utilities: Any, epsilon: float) -> int:
+        if self.mpc_noise == "discrete":  # report-noisy-max: public integer noise, first max
+            rnm = SecureReportNoisyMax(
+                epsilon=epsilon,
+                bit_length=self.bit_length,
+                frac_length=self.frac_length,
+                security_bits=self.security_bits,
+            )
+            u = np.asarray(utilities, dtype=float)
+            positions = self._noise_positions(kind, path, u.size)
+            size = u.size if positions is None else self.n_attributes  # type: ignore[attr-defined]
+            z = self.noise.discrete_laplace_values(kind, path, size, rnm.scale, rnm.noise_bound)
+            z = z if positions is None else z[positions]
+            return int(np.argmax(u + z))
         mech = SecureExponentialMechanism(
             epsilon=epsilon,
             bit_length=self.bit_length,
@@ -192,13 +217,30 @@ class _Hooked:
                 step=step,
                 claim=claim,
             )
-            noise = self.noise.laplace_values(path, self.n_classes) * (sens / epsilon)
+            if self.mpc_noise == "discrete":
+                lap = SecureDiscreteLaplace(
+                    epsilon=epsilon,
+                    sensitivity=round(sens),
+                    bit_length=self.bit_length,
+                    frac_length=self.frac_length,
+                    security_bits=self.security_bits,
+                )
+                noise = self.noise.discrete_laplace_values(
+                    "laplace", path, self.n_classes, lap.scale, lap.noise_bound
+                )
+            else:
+                noise = self.noise.laplace_values(path, self.n_classes) * (sens / epsilon)
             out.append(counts + noise)
         return out
 
     def label(self, value: np.ndarray) -> np.ndarray:
+        """First maximum, as the protocols; with continuous noise the margin is tracked.
+
+        Integer (discrete) noisy counts tie, and both sides break ties to the
+        first class, so no margin is needed then.
+        """
         top = np.sort(np.asarray(value, dtype=float))[::-1]
-        if top.size > 1:
+        if top.size > 1 and self.mpc_noise != "discrete":
             self.margin = min(self.margin, float(top[0] - top[1]))
         return np.eye(self.n_classes)[int(np.argmax(value))]
 
@@ -216,11 +258,13 @@ class HookedReferenceOps(_Hooked, ReferenceOps):
         bit_length: int = 32,
         frac_length: int | None = None,
         clip_threshold: float | None = None,
+        mpc_noise: str = "fixed_point",
+        security_bits: int = 40,
     ) -> None:
         ReferenceOps.__init__(
             self, codes, y_codes, schema.domain_sizes, schema.n_classes, caller="reference"
         )
-        self._setup_hook(seed, bit_length, frac_length, clip_threshold)
+        self._setup_hook(seed, bit_length, frac_length, clip_threshold, mpc_noise, security_bits)
 
 
 class HookedOneHotOps(_Hooked, OneHotOps):
@@ -236,9 +280,18 @@ class HookedOneHotOps(_Hooked, OneHotOps):
         bit_length: int = 32,
         frac_length: int | None = None,
         clip_threshold: float | None = None,
+        mpc_noise: str = "fixed_point",
+        security_bits: int = 40,
     ) -> None:
         OneHotOps.__init__(self, codes, y_codes, schema, caller="reference")
-        self._setup_hook(seed, bit_length, frac_length, clip_threshold)
+        self._setup_hook(seed, bit_length, frac_length, clip_threshold, mpc_noise, security_bits)
+
+    def _noise_positions(self, kind: str, path: tuple[int, ...], d: int) -> np.ndarray | None:
+        """Alg. 1 draws split noise for all m attributes; the reference sees the available ones."""
+        if kind != "split":
+            return None
+        used = {self._split_at[path[:k]] for k in range(len(path))}
+        return np.array([a for a in range(self.n_attributes) if a not in used], dtype=np.int64)
 
 
 def _scratch_scope() -> Scope:
