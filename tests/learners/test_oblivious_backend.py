@@ -18,7 +18,7 @@ def tennis():
 
 
 def test_sound_variant_in_protocol_is_charged_its_plan_and_predicts_obliviously(tennis):
-    led = Ledger(budget=Guarantee(2.0))
+    led = Ledger(budget=Guarantee(2.0, 1e-9))
     m = ObliviousID3Classifier(
         epsilon=1.0,
         max_depth=2,
@@ -54,7 +54,7 @@ def test_faithful_protocol_is_refused_on_a_finite_budget_and_infinite_otherwise(
 
 @pytest.mark.mpc
 def test_three_parties_train_and_predict(tennis):
-    led = Ledger(budget=Guarantee(2.0))
+    led = Ledger(budget=Guarantee(2.0, 1e-9))
     m = ObliviousID3Classifier(
         epsilon=1.0,
         max_depth=1,
@@ -75,7 +75,7 @@ def test_failed_run_is_charged_in_full(tennis, monkeypatch):
         raise MPCError("party 1 died")
 
     monkeypatch.setattr(protocols, "run_oblivious_id3", dies, raising=False)
-    led = Ledger(budget=Guarantee(2.0))
+    led = Ledger(budget=Guarantee(2.0, 1e-9))
     with pytest.raises(MPCError):
         ObliviousID3Classifier(
             epsilon=1.0,

@@ -17,7 +17,7 @@ def tennis():
 
 
 def test_local_protocol_charges_the_plan(tennis):
-    led = Ledger(budget=Guarantee(2.0))
+    led = Ledger(budget=Guarantee(2.0, 1e-9))
     m = PartialMPCID3Classifier(
         epsilon=1.0, max_depth=2, schema=tennis.schema, ledger=led, backend="local"
     ).fit(tennis.X, tennis.y)
@@ -29,7 +29,7 @@ def test_local_protocol_charges_the_plan(tennis):
 
 @pytest.mark.mpc
 def test_three_party_protocol_charges_the_plan(tennis):
-    led = Ledger(budget=Guarantee(2.0))
+    led = Ledger(budget=Guarantee(2.0, 1e-9))
     m = PartialMPCID3Classifier(
         epsilon=1.0, max_depth=2, schema=tennis.schema, ledger=led, backend="mpc", parties=3
     ).fit(tennis.X, tennis.y)
@@ -46,7 +46,7 @@ def test_failed_run_is_charged_in_full_and_raises(tennis, monkeypatch):
         raise MPCError("party 2 died")
 
     monkeypatch.setattr(protocols, "run_partial_mpc_id3", dies, raising=False)
-    led = Ledger(budget=Guarantee(2.0))
+    led = Ledger(budget=Guarantee(2.0, 1e-9))
     model = PartialMPCID3Classifier(
         epsilon=1.0, max_depth=2, schema=tennis.schema, ledger=led, backend="local"
     )
@@ -59,7 +59,7 @@ def test_failed_run_is_charged_in_full_and_raises(tennis, monkeypatch):
 def test_forest_of_protocol_trees(tennis):
     from privet.learners import DPRandomForestClassifier
 
-    led = Ledger(budget=Guarantee(2.0))
+    led = Ledger(budget=Guarantee(2.0, 1e-9))
     forest = DPRandomForestClassifier(
         n_estimators=2,
         tree="partial_mpc",
@@ -75,22 +75,43 @@ def test_forest_of_protocol_trees(tennis):
     assert set(forest.predict(tennis.X)) <= set(tennis.schema.classes)
 
 
-def test_oblivious_forest_in_mpc_is_refused_before_charging(tennis):
-    from privet.errors import InvalidParameterError
-    from privet.learners import DPRandomForestClassifier
+def test_mpc_default_noise_is_discrete_and_proven(tennis):
+    """ledger=None: the learner's own ledger gets epsilon and the plan's tiny delta."""
+    m = PartialMPCID3Classifier(
+        epsilon=1.0, max_depth=1, schema=tennis.schema, backend="local"
+    ).fit(tennis.X, tennis.y)
+    assert m.privacy_spent_.epsilon == pytest.approx(1.0)
+    assert 0 < m.privacy_spent_.delta < 1e-10
+    assert m.privacy_claim_.epsilon == 1.0
+    assert {c.mechanism for c in m.ledger_.charges} == {
+        "secure report-noisy-max (MPC, discrete Laplace)",
+        "secure discrete laplace (MPC)",
+    }
 
-    led = Ledger(budget=Guarantee(2.0))
-    with pytest.raises(InvalidParameterError, match="reference path only"):
-        DPRandomForestClassifier(
-            n_estimators=2, tree="oblivious", backend="mpc", schema=tennis.schema, ledger=led
-        ).fit(tennis.X, tennis.y)
-    assert led.charges == [] and led.remaining() == Guarantee(2.0)
+
+def test_paper_fixed_point_noise_in_mpc_is_refused_on_a_finite_budget(tennis):
+    from privet.errors import BudgetExceededError
+
+    led = Ledger(budget=Guarantee(5.0, 1e-6))
+    model = PartialMPCID3Classifier(
+        epsilon=1.0, max_depth=1, schema=tennis.schema, backend="local", noise="paper", ledger=led
+    )
+    with pytest.raises(BudgetExceededError, match="no DP proof") as info:
+        model.fit(tennis.X, tennis.y)
+    assert "noise='discrete'" in str(info.value)
+    assert led.charges == []
+    unbounded = Ledger(budget=Guarantee.unbounded())
+    model.set_params(ledger=unbounded).fit(tennis.X, tennis.y)
+    assert model.privacy_spent_.epsilon == float("inf")
+    assert model.privacy_claim_.epsilon == 1.0  # the paper's claim, shown next to it
 
 
-def test_protocol_backend_warns_that_fixed_point_noise_is_charged_as_ideal(tennis):
-    from privet.learners import PrivacyWarning
-
-    with pytest.warns(PrivacyWarning, match="fixed point"):
-        PartialMPCID3Classifier(
-            epsilon=1.0, max_depth=1, schema=tennis.schema, backend="local"
-        ).fit(tennis.X, tennis.y)
+def test_reference_discrete_noise_is_pure_and_reports_noisy_max(tennis):
+    led = Ledger(budget=Guarantee(1.0))
+    PartialMPCID3Classifier(
+        epsilon=1.0, max_depth=2, schema=tennis.schema, noise="discrete", ledger=led
+    ).fit(tennis.X, tennis.y)
+    assert led.spent().epsilon == pytest.approx(1.0) and led.spent().delta == 0.0
+    assert {c.mechanism for c in led.charges} == {"report_noisy_max", "noisy_histogram"}
+    splits = [c.entry for c in led.charges if c.mechanism == "report_noisy_max"]
+    assert splits and all(e.noise == "discrete_laplace" for e in splits)

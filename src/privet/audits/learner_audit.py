@@ -182,7 +182,7 @@ class ProtocolObliviousID3:
         self.backend = backend
         self.parties = parties
 
-    def _reference(self) -> Any:
+    def _learner(self) -> Any:
         from privet.learners.oblivious_id3 import ObliviousID3Classifier
 
         return ObliviousID3Classifier(
@@ -191,61 +191,25 @@ class ProtocolObliviousID3:
             split=self.split,
             schema=self.schema,
             ledger=self.ledger if self.ledger is not None else _unbounded_ledger(),
+            backend=self.backend,
+            parties=1 if self.backend == "local" else int(self.parties),
         )
 
     def fit(self, X: Any, y: Any) -> ProtocolObliviousID3:
-        from privet.learners.partial_mpc_id3 import laplace_sensitivity
-        from privet.mpc.protocols.host import run_oblivious_id3
-        from privet.mpc.protocols.replay import charge_oblivious_run
-
-        ref = self._reference()
-        ref._check_split_budget()
-        schema = ref.schema_ = ref._resolve_schema(X, y)
-        plan = ref.privacy_plan(schema)
-        scope = ref._scope(float(self.epsilon))
-        split_eps, leaf_eps = ref._budgets(schema)
-        parties = 1 if self.backend == "local" else int(self.parties)
-        with ref.ledger_.reserve(plan, scope=scope, caller=type(self).__name__) as res:
-            codes, y_codes = ref._prepare(X, y)
-            model = run_oblivious_id3(
-                codes,
-                y_codes,
-                schema.domain_sizes,
-                schema.n_classes,
-                depth=ref._depth(schema),
-                split=self.split,
-                split_epsilon=split_eps if self.split != "exact" else None,
-                leaf_epsilon=leaf_eps,
-                laplace_sensitivity=laplace_sensitivity(ref.ledger_.relation),
-                backend=self.backend,
-                parties=parties,
-            )
-            charge_oblivious_run(
-                scope,
-                model,
-                split_epsilon=split_eps,
-                leaf_epsilon=leaf_eps,
-                claim=ref._claim_rule(),
-                caller=type(self).__name__,
-            )
-        ref._fitted_common(schema)
-        self.model_ = model
-        self.schema_ = schema
-        self.classes_ = ref.classes_
-        self.ledger_ = ref.ledger_
-        self.privacy_spent_ = res.used()
-        self.privacy_claim_ = plan.claim
-        self._encoder = ref
+        """Train through the learner's own protocol path (plan, reservation, replayed charges)."""
+        learner = self._learner().fit(X, y)
+        self.model_ = learner.model_
+        self.schema_ = learner.schema_
+        self.classes_ = learner.classes_
+        self.ledger_ = learner.ledger_
+        self.privacy_spent_ = learner.privacy_spent_
+        self.privacy_claim_ = learner.privacy_claim_
+        self._learner_ = learner
         return self
 
     def predict(self, X: Any) -> NDArray[Any]:
-        from privet.mpc.protocols.host import run_oblivious_predict
-
-        codes = self._encoder._encode_X(self.schema_, X)
-        run = run_oblivious_predict(
-            self.model_, codes, self.schema_.domain_sizes, backend=self.backend
-        )
-        return self.classes_[np.asarray(run.labels, dtype=np.int64)]
+        """Labels by the oblivious prediction protocol (Alg. 4)."""
+        return np.asarray(self._learner_.predict(X))
 
     def predict_proba(self, X: Any) -> NDArray[np.float64]:
         """One-hot probabilities: the protocol reveals only the label."""

@@ -22,7 +22,13 @@ from sklearn.utils._param_validation import InvalidParameterError as SkInvalidPa
 from sklearn.utils.validation import check_array, check_is_fitted
 
 from privet.data import Categorical, Numeric, Schema
-from privet.errors import InvalidParameterError, NotFittedError, PrivetError, SchemaError
+from privet.errors import (
+    BudgetExceededError,
+    InvalidParameterError,
+    NotFittedError,
+    PrivetError,
+    SchemaError,
+)
 from privet.ledger import Guarantee, Ledger, PrivacyPlan, Scope
 
 
@@ -193,10 +199,15 @@ class BaseTreeClassifier(ClassifierMixin, BaseEstimator):
 
     # -- ledger ----------------------------------------------------------------
     def _scope(self, epsilon: float) -> Scope:
-        """The scope this fit charges: the given ledger's root, a given scope, or a new ledger."""
+        """The scope this fit charges: the given ledger's root, a given scope, or a new ledger.
+
+        A new ledger gets the budget ``epsilon`` and, if the plan has one, the
+        plan's delta (the MPC discrete samplers' ~1e-12 per step).
+        """
         led = self.ledger
         if led is None:
-            self.ledger_ = Ledger(budget=Guarantee(epsilon), dataset="training data")
+            budget = Guarantee(epsilon, self._planned_delta())
+            self.ledger_ = Ledger(budget=budget, dataset="training data")
             return self.ledger_.root
         if isinstance(led, Scope):
             self.ledger_ = led.ledger
@@ -207,6 +218,16 @@ class BaseTreeClassifier(ClassifierMixin, BaseEstimator):
         raise InvalidParameterError(
             f"ledger must be a privet Ledger, a Scope of one, or None; got {type(led).__name__}."
         )
+
+    def _planned_delta(self) -> float:
+        """The delta that the privacy plan proves (0 for pure plans or without a plan)."""
+        plan_of = getattr(self, "privacy_plan", None)
+        if plan_of is None:
+            return 0.0
+        cost = Ledger(budget=Guarantee.unbounded()).plan_cost(
+            plan_of(getattr(self, "schema_", None))
+        )
+        return float(cost.delta) if cost.is_finite else 0.0
 
     # -- prediction --------------------------------------------------------------
     def _codes_for_predict(self, X: Any) -> np.ndarray:
@@ -254,17 +275,35 @@ class BaseTreeClassifier(ClassifierMixin, BaseEstimator):
             self.classes_ = np.asarray(schema.classes)
 
 
-def warn_fixed_point_noise(estimator: Any) -> None:
-    """The MPC noise (seed 000, Alg. 12-13) is sampled in fixed point: say what is charged."""
-    warnings.warn(
-        f"{type(estimator).__name__}(backend={estimator.backend!r}): the protocol samples its "
-        "Laplace and exponential-mechanism noise in fixed point (seed 000, Alg. 12-13), on a "
-        "grid with the Laplace tails cut, so it is only approximately the ideal mechanism. "
-        "The ledger charges the ideal mechanism's epsilon; the approximation's extra delta is "
-        "not yet accounted (see docs/learners.md). Use backend='reference' for a guarantee "
-        "that is fully proven.",
-        PrivacyWarning,
-        stacklevel=3,
+def refuse_non_private(estimator: Any, *, what: str, fix: str) -> None:
+    """Refuse a fit with a non-private step on a finite budget, before anything happens.
+
+    Parameters
+    ----------
+    estimator : the learner (its ``ledger`` and ``epsilon`` parameters).
+    what : str
+        Which step has no proven guarantee and why (a sentence).
+    fix : str
+        What the user can do instead (a sentence).
+
+    Raises
+    ------
+    BudgetExceededError
+        If the ledger that ``fit`` would charge has a finite budget. Nothing
+        is charged.
+    """
+    led = getattr(estimator.ledger, "ledger", estimator.ledger)
+    budget = led.budget if led is not None else Guarantee(float(estimator.epsilon))
+    if not budget.is_finite:
+        return
+    where = (
+        f"the finite budget {budget} of dataset {led.dataset!r}"
+        if led is not None
+        else f"the finite budget {budget} of the ledger made for ledger=None"
+    )
+    raise BudgetExceededError(
+        f"{type(estimator).__name__}: {what} It is a release with no DP guarantee that privet can prove "
+        f"(epsilon = infinity) and cannot be charged to {where}; nothing was charged. {fix}"
     )
 
 

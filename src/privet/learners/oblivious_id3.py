@@ -22,30 +22,29 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from privet.data import Schema, one_hot, one_hot_target
-from privet.errors import BudgetExceededError
 from privet.learners._base import (
     BaseTreeClassifier,
     _validate_params,
     charged_in_full_on_failure,
     plan_depth,
-    warn_fixed_point_noise,
+    refuse_non_private,
 )
 from privet.learners._scores import max_scores_one_hot
 from privet.learners._tree import Tree, TreeBuilder, oblivious_predict
 from privet.learners.partial_mpc_id3 import (
+    NOISES,
     ClaimRule,
+    NoiseAccounting,
     ReferenceOps,
     laplace_sensitivity,
-    leaf_entry,
-    leaf_mechanism,
     no_claim,
+    reference_accounting,
     relation_of,
+    resolve_noise,
     scope_labels,
 )
 from privet.ledger import (
     Claim,
-    Exponential,
-    Guarantee,
     NeighbouringRelation,
     NonPrivate,
     PlanNode,
@@ -76,8 +75,11 @@ class OneHotOps(ReferenceOps):
         schema: Schema,
         *,
         caller: str,
+        noise: str = "paper",
     ) -> None:
-        super().__init__(codes, y_codes, schema.domain_sizes, schema.n_classes, caller=caller)
+        super().__init__(
+            codes, y_codes, schema.domain_sizes, schema.n_classes, caller=caller, noise=noise
+        )
         self.width = schema.max_domain_size
         self.onehot = one_hot(self.codes, schema, dtype=np.int64)
         self.classes = one_hot_target(self.y, schema.n_classes, dtype=np.int64)
@@ -110,8 +112,14 @@ def plan_oblivious(
     leaf: str,
     relation: NeighbouringRelation,
     claim: ClaimRule,
+    accounting: NoiseAccounting | None = None,
 ) -> None:
-    """Write Algorithm 1's charges into ``node``: per level a split, then a leaf."""
+    """Write Algorithm 1's charges into ``node``: per level a split, then a leaf.
+
+    ``accounting`` says what each DP step is charged (default: the paper's
+    mechanisms on the reference path).
+    """
+    acc = accounting if accounting is not None else reference_accounting(relation)
     for level in range(depth):
         step = f"split, depth {level}"
         if split == "exact":
@@ -122,19 +130,13 @@ def plan_oblivious(
                 claim=claim("split", 0.0),
             )
         else:
+            entry, name = acc.selection(split_epsilon)
             node.charge(
-                Exponential(epsilon=split_epsilon, sensitivity=1.0),
-                mechanism="exponential (hidden)",
-                step=step,
-                claim=claim("split", split_epsilon),
+                entry, mechanism=name + " (hidden)", step=step, claim=claim("split", split_epsilon)
             )
         node = node.partition(max(width, 2), label=f"depth {level + 1}")
-    node.charge(
-        leaf_entry(leaf, leaf_epsilon, relation),
-        mechanism=leaf_mechanism(leaf),
-        step="leaf",
-        claim=claim("leaf", leaf_epsilon),
-    )
+    entry, name = acc.leaf(leaf, leaf_epsilon)
+    node.charge(entry, mechanism=name, step="leaf", claim=claim("leaf", leaf_epsilon))
 
 
 def grow_oblivious(
@@ -320,6 +322,7 @@ class ObliviousID3Classifier(BaseTreeClassifier):
         "leaf": [StrOptions({"laplace", "exponential"})],
         "split_fraction": [Interval(Real, 0, 1, closed="neither")],
         "backend": [StrOptions({"reference", "mpc", "local"})],
+        "noise": [StrOptions(set(NOISES)), None],
         "parties": [Interval(Integral, 1, None, closed="left")],
         "timeout": [Interval(Real, 0, None, closed="neither")],
         "ledger": "no_validation",  # checked in _validate_params / _scope
@@ -334,6 +337,7 @@ class ObliviousID3Classifier(BaseTreeClassifier):
         leaf: str = "laplace",
         split_fraction: float = 0.25,
         backend: str = "reference",
+        noise: str | None = None,
         parties: int = 3,
         timeout: float = 60.0,
         schema: Any = None,
@@ -347,6 +351,7 @@ class ObliviousID3Classifier(BaseTreeClassifier):
         self.leaf = leaf
         self.split_fraction = split_fraction
         self.backend = backend
+        self.noise = noise
         self.parties = parties
         self.timeout = timeout
         self.schema = schema
@@ -389,6 +394,16 @@ class ObliviousID3Classifier(BaseTreeClassifier):
             leaf=self.leaf,
             relation=relation_of(self.ledger),
             claim=claim,
+            accounting=self._accounting(schema),
+        )
+
+    def _accounting(self, schema: Schema | None) -> NoiseAccounting:
+        return NoiseAccounting(
+            resolve_noise(self.noise, self.backend),
+            self.backend,
+            relation_of(self.ledger),
+            schema.n_features if schema is not None else 1,
+            schema.n_classes if schema is not None else 2,
         )
 
     def privacy_plan(self, schema: Schema | None = None) -> PrivacyPlan:
@@ -420,27 +435,36 @@ class ObliviousID3Classifier(BaseTreeClassifier):
         return plan
 
     def _check_split_budget(self) -> None:
-        """Refuse the paper-faithful mode on a finite budget, before anything happens."""
-        if self.split != "exact":
-            return
-        led = getattr(self.ledger, "ledger", self.ledger)
-        budget = led.budget if led is not None else Guarantee(float(self.epsilon))
-        if budget.is_finite:
-            where = (
-                f"the finite budget {budget} of dataset {led.dataset!r}"
-                if led is not None
-                else f"the finite budget {budget} of the ledger made for ledger=None"
+        """Refuse the non-private modes on a finite budget, before anything happens."""
+        if self.split == "exact":
+            refuse_non_private(
+                self,
+                what=(
+                    "split='exact' is the paper-faithful ODP+FMPC-ID3: it picks every split by "
+                    "an exact argmax of the max-operator scores (seed 000, Alg. 1 step 15). The "
+                    "choice stays secret-shared, but every released prediction depends on it "
+                    "and it is not randomised, although the paper claims epsilon-DP "
+                    "(App. C.2.1)."
+                ),
+                fix=(
+                    "Use split='exponential', the sound variant (hidden DP splits, proven), or "
+                    "pass ledger=Ledger(budget=Guarantee.unbounded()) to run the paper's "
+                    "protocol knowingly."
+                ),
             )
-            raise BudgetExceededError(
-                f"{type(self).__name__}(split='exact') is the paper-faithful ODP+FMPC-ID3: it "
-                "picks every split by an exact argmax of the max-operator scores (seed 000, "
-                "Alg. 1 step 15). The choice stays secret-shared, but every released prediction "
-                "depends on it and it is not randomised, so it is a release with no DP "
-                "guarantee (epsilon = infinity), although the paper claims epsilon-DP "
-                f"(App. C.2.1). It cannot be charged to {where}; nothing was charged. Use "
-                "split='exponential', the sound variant (hidden exponential-mechanism splits, "
-                "proven epsilon-DP), or pass ledger=Ledger(budget=Guarantee.unbounded()) to run "
-                "the paper's protocol knowingly."
+        if not self._accounting(self.schema).proven:
+            refuse_non_private(
+                self,
+                what=(
+                    f"noise='paper' with backend={self.backend!r} samples the leaf noise (and "
+                    "the split selection) in fixed point (seed 000, Alg. 12-13), on a grid "
+                    "with cut tails and rounded weights, for which no DP proof exists."
+                ),
+                fix=(
+                    "Use noise='discrete' (the default in MPC: exact discrete samplers, "
+                    "proven), or pass ledger=Ledger(budget=Guarantee.unbounded()) to run the "
+                    "paper's samplers knowingly."
+                ),
             )
 
     # -- fit / predict ---------------------------------------------------------
@@ -474,7 +498,13 @@ class ObliviousID3Classifier(BaseTreeClassifier):
     ) -> Tree:
         schema = self.schema_
         eps_split, eps_leaf = self._budgets(schema)
-        ops = OneHotOps(codes, y_codes, schema, caller=type(self).__name__)
+        ops = OneHotOps(
+            codes,
+            y_codes,
+            schema,
+            caller=type(self).__name__,
+            noise=resolve_noise(self.noise, self.backend),
+        )
         return grow_oblivious(
             ops,
             scope,
@@ -503,7 +533,7 @@ class ObliviousID3Classifier(BaseTreeClassifier):
 
         schema = self.schema_
         eps_split, eps_leaf = self._budgets(schema)
-        warn_fixed_point_noise(self)
+        accounting = self._accounting(schema)
         with charged_in_full_on_failure(self, scope, schema):
             model = run_oblivious_id3(
                 codes,
@@ -516,6 +546,8 @@ class ObliviousID3Classifier(BaseTreeClassifier):
                 leaf_epsilon=eps_leaf,
                 leaf=self.leaf,
                 laplace_sensitivity=laplace_sensitivity(scope.ledger.relation),
+                mpc_noise=accounting.mpc_noise,
+                security_bits=accounting.security_bits,
                 backend=self.backend,
                 parties=self.parties,
                 timeout=self.timeout,
@@ -527,6 +559,7 @@ class ObliviousID3Classifier(BaseTreeClassifier):
             leaf_epsilon=eps_leaf,
             claim=claim,
             caller=type(self).__name__,
+            accounting=accounting,
         )
         return model
 

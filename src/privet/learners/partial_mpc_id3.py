@@ -28,6 +28,7 @@ from __future__ import annotations
 import functools
 import secrets
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from numbers import Integral, Real
 from typing import Any
 
@@ -35,21 +36,24 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from privet.data import Schema
+from privet.errors import InvalidParameterError
 from privet.learners._base import (
     BaseTreeClassifier,
     _validate_params,
     charged_in_full_on_failure,
     plan_depth,
-    warn_fixed_point_noise,
+    refuse_non_private,
 )
 from privet.learners._scores import contingency, max_operator
 from privet.learners._tree import Tree, TreeBuilder
 from privet.ledger import (
+    ApproxDP,
     Claim,
     Entry,
     Exponential,
     Laplace,
     NeighbouringRelation,
+    NonPrivate,
     PlanNode,
     PrivacyPlan,
     Scope,
@@ -57,9 +61,13 @@ from privet.ledger import (
 from privet.mechanisms import (
     ExponentialMechanism,
     NoisyHistogram,
+    NoisyMax,
+    ReportNoisyMax,
     make_exponential,
     make_noisy_histogram,
+    make_report_noisy_max,
 )
+from privet.mechanisms.bitwise_geometric import discrete_laplace_delta, noisy_max_delta
 
 CLAIM_SOURCE = "seed 000, App. B, Alg. 7-10 (CDP+PMPC-ID3)"
 
@@ -100,11 +108,127 @@ def leaf_mechanism(leaf: str) -> str:
     return "exponential" if leaf == "exponential" else "noisy_histogram"
 
 
+# ------------------------------------------------------------------- noise
+
+NOISES = ("paper", "discrete")
+
+FIXED_POINT_REASON = (
+    "fixed-point Laplace / exponential mechanism of seed 000 (Alg. 12-13) run in MPC: "
+    "noise on a grid with its tails cut, weights rounded (and clipped at -5 in the paper); "
+    "no DP guarantee is proven for what is sampled (cf. Mironov 2012)"
+)
+
+
+def resolve_noise(noise: str | None, backend: str) -> str:
+    """``None`` picks the samplers whose guarantee is proven on each backend.
+
+    ``"paper"`` on the reference path (OpenDP's exact samplers of the paper's
+    mechanisms), ``"discrete"`` in MPC, where the paper's fixed-point samplers
+    have no proof.
+    """
+    if noise is None:
+        return "paper" if backend == "reference" else "discrete"
+    return noise
+
+
+@dataclass(frozen=True)
+class NoiseAccounting:
+    """What one DP step of the ID3 family is charged, for a noise choice and a backend.
+
+    The plan, the reference path and the replay of a protocol run all take
+    their entries from here, so what is reserved is what is charged.
+
+    =============  ========================================  =================================
+    noise          reference (OpenDP, plaintext)             MPC (``backend="mpc"|"local"``)
+    =============  ========================================  =================================
+    ``"paper"``    exponential mechanism (Gumbel), discrete  Alg. 12-13 in fixed point:
+                   Laplace leaves: ``Exponential``,          ``NonPrivate`` (no proof), with
+                   ``Laplace`` entries, pure epsilon         the paper's epsilon as claim
+    ``"discrete"`` report-noisy-max with discrete Laplace    the same, sampled exactly on
+                   noise, discrete Laplace leaves: pure      shares (:mod:`privet.mpc.discrete`):
+                   epsilon (``NoisyMax``, ``Laplace``)       ``ApproxDP(eps, delta ~ 1e-12)``
+    =============  ========================================  =================================
+
+    Parameters
+    ----------
+    noise : {"paper", "discrete"}
+    backend : {"reference", "mpc", "local"}
+    relation : NeighbouringRelation
+        The ledger's; sets the leaf histograms' L1 sensitivity.
+    n_candidates : int
+        Candidates of a selection (the number of attributes: an upper bound
+        at every node, so one delta serves the whole plan).
+    n_classes : int
+    security_bits : int, default=40
+        Of the MPC discrete samplers.
+    """
+
+    noise: str
+    backend: str
+    relation: NeighbouringRelation
+    n_candidates: int
+    n_classes: int
+    security_bits: int = 40
+
+    @property
+    def in_mpc(self) -> bool:
+        return self.backend != "reference"
+
+    @property
+    def mpc_noise(self) -> str:
+        """The protocol's sampler: ``"fixed_point"`` (paper) or ``"discrete"``."""
+        return "fixed_point" if self.noise == "paper" else "discrete"
+
+    @property
+    def proven(self) -> bool:
+        """Whether the DP steps have a proven guarantee (not the paper's fixed point in MPC)."""
+        return not (self.in_mpc and self.noise == "paper")
+
+    def selection(self, epsilon: float) -> tuple[Entry, str]:
+        """Entry and mechanism name of one split (or EM leaf) selection at ``epsilon``."""
+        if self.in_mpc and self.noise == "paper":
+            return NonPrivate(reason=FIXED_POINT_REASON), "secure exponential (MPC, Alg. 13)"
+        if self.in_mpc:
+            delta = noisy_max_delta(epsilon, 1.0, max(self.n_candidates, 1), self.security_bits)
+            return (
+                ApproxDP(epsilon=epsilon, delta=delta),
+                "secure report-noisy-max (MPC, discrete Laplace)",
+            )
+        if self.noise == "discrete":
+            return (
+                NoisyMax(epsilon=epsilon, sensitivity=1.0, noise="discrete_laplace"),
+                "report_noisy_max",
+            )
+        return Exponential(epsilon=epsilon, sensitivity=1.0), "exponential"
+
+    def leaf(self, leaf: str, epsilon: float) -> tuple[Entry, str]:
+        """Entry and mechanism name of one DP leaf update at ``epsilon``."""
+        if leaf == "exponential":
+            return self.selection(epsilon)
+        sens = laplace_sensitivity(self.relation)
+        if self.in_mpc and self.noise == "paper":
+            return NonPrivate(reason=FIXED_POINT_REASON), "secure laplace (MPC, Alg. 12)"
+        if self.in_mpc:
+            delta = discrete_laplace_delta(epsilon, sens, self.n_classes, self.security_bits)
+            return ApproxDP(epsilon=epsilon, delta=delta), "secure discrete laplace (MPC)"
+        return Laplace(scale=sens / epsilon, sensitivity=sens), "noisy_histogram"
+
+
+def reference_accounting(relation: NeighbouringRelation) -> NoiseAccounting:
+    """The accounting of the paper's mechanisms on the reference path."""
+    return NoiseAccounting("paper", "reference", relation, 1, 2)
+
+
 @functools.lru_cache(maxsize=512)
 def _exponential(
     epsilon: float, sensitivity: float, relation: NeighbouringRelation
 ) -> ExponentialMechanism:
     return make_exponential(epsilon, sensitivity=sensitivity, relation=relation)
+
+
+@functools.lru_cache(maxsize=512)
+def _noisy_max(epsilon: float, relation: NeighbouringRelation) -> ReportNoisyMax:
+    return make_report_noisy_max(epsilon, noise="discrete_laplace", relation=relation)
 
 
 @functools.lru_cache(maxsize=512)
@@ -151,6 +275,9 @@ class ReferenceOps:
     n_classes : int
     caller : str
         Learner name written on every charge.
+    noise : {"paper", "discrete"}, default="paper"
+        Selections by the exponential mechanism (paper) or by report-noisy-max
+        with discrete Laplace noise (the distribution of the sound MPC path).
     """
 
     def __init__(
@@ -161,12 +288,14 @@ class ReferenceOps:
         n_classes: int,
         *,
         caller: str,
+        noise: str = "paper",
     ) -> None:
         self.codes = np.asarray(codes, dtype=np.int64)
         self.y = np.asarray(y_codes, dtype=np.int64)
         self.sizes = tuple(int(s) for s in sizes)
         self.n_classes = int(n_classes)
         self.caller = caller
+        self.noise = noise
         self._rng: np.random.Generator | None = None
 
     @property
@@ -213,9 +342,20 @@ class ReferenceOps:
         """MPC-EM (Alg. 13): index i with probability ∝ exp(ε u_i / (2Δ)).
 
         Used for the split attribute (Alg. 8) and the exponential-mechanism leaf
-        (Alg. 10). Gumbel report-noisy-max is the same distribution.
+        (Alg. 10). Gumbel report-noisy-max is the same distribution. With
+        ``noise="discrete"``: report-noisy-max with discrete Laplace noise of
+        scale 2Δ/ε, first maximum (the sound MPC path's selection).
         """
-        mech = _exponential(float(epsilon), float(sensitivity), scope.ledger.relation)
+        mech: Any
+        if self.noise == "discrete":
+            if float(sensitivity) != 1.0:
+                raise InvalidParameterError(
+                    "the discrete noisy-max selection is built for sensitivity 1 (max-operator "
+                    f"scores, counts); got {sensitivity}."
+                )
+            mech = _noisy_max(float(epsilon), scope.ledger.relation)
+        else:
+            mech = _exponential(float(epsilon), float(sensitivity), scope.ledger.relation)
         pick = mech(
             np.asarray(utilities, dtype=float),
             scope=scope,
@@ -286,26 +426,24 @@ def plan_partial_mpc(
     leaf: str,
     relation: NeighbouringRelation,
     claim: ClaimRule,
+    accounting: NoiseAccounting | None = None,
 ) -> None:
     """Write Algorithm 7's charges into ``node``: per level one EM split, then a leaf.
 
     ``epsilon`` is the per-query budget ``ε/(h+1)``; nodes of a level hold
-    disjoint records (a partition), so a level costs one query.
+    disjoint records (a partition), so a level costs one query. ``accounting``
+    says what each step is charged (default: the paper's mechanisms on the
+    reference path).
     """
+    acc = accounting if accounting is not None else reference_accounting(relation)
     for level in range(depth):
+        entry, name = acc.selection(epsilon)
         node.charge(
-            Exponential(epsilon=epsilon, sensitivity=1.0),
-            mechanism="exponential",
-            step=f"split, depth {level}",
-            claim=claim("split", epsilon),
+            entry, mechanism=name, step=f"split, depth {level}", claim=claim("split", epsilon)
         )
         node = node.partition(max(width, 2), label=f"depth {level + 1}")
-    node.charge(
-        leaf_entry(leaf, epsilon, relation),
-        mechanism=leaf_mechanism(leaf),
-        step="leaf",
-        claim=claim("leaf", epsilon),
-    )
+    entry, name = acc.leaf(leaf, epsilon)
+    node.charge(entry, mechanism=name, step="leaf", claim=claim("leaf", epsilon))
 
 
 def grow_partial_mpc(
@@ -384,7 +522,17 @@ class PartialMPCID3Classifier(BaseTreeClassifier):
         protocol with ``parties`` MPyC party processes over TCP (the data owners'
         rows are secret-shared), ``"local"`` the same protocol with one
         in-process party. The protocol's openings are replayed through
-        :func:`grow_partial_mpc`, so the charges are exactly the reference's.
+        :func:`grow_partial_mpc`, so the ledger scopes are the reference's.
+    noise : {"paper", "discrete"} or None, default=None
+        ``"paper"``: the exponential mechanism and Laplace leaves of the paper.
+        On the reference path they are sampled exactly by OpenDP (proven
+        epsilon); in MPC by the paper's fixed-point Algorithms 12-13, which have
+        no DP proof, so the ledger records them as non-private and such a fit
+        needs an unbounded ledger. ``"discrete"``: report-noisy-max with
+        discrete Laplace noise for the selections and discrete Laplace leaves;
+        in MPC sampled exactly on shares (:mod:`privet.mpc.discrete`), proven
+        (epsilon, delta) with delta about 1e-12 per step. ``None``: ``"paper"``
+        on the reference path, ``"discrete"`` in MPC.
     parties : int, default=3
         Number of MPC parties for ``backend="mpc"``.
     timeout : float, default=60
@@ -436,6 +584,7 @@ class PartialMPCID3Classifier(BaseTreeClassifier):
         "epsilon": [Interval(Real, 0, None, closed="neither")],
         "leaf": [StrOptions({"laplace", "exponential"})],
         "backend": [StrOptions({"reference", "mpc", "local"})],
+        "noise": [StrOptions(set(NOISES)), None],
         "parties": [Interval(Integral, 1, None, closed="left")],
         "timeout": [Interval(Real, 0, None, closed="neither")],
         "ledger": "no_validation",  # checked in _validate_params / _scope
@@ -448,6 +597,7 @@ class PartialMPCID3Classifier(BaseTreeClassifier):
         max_depth: int = 3,
         leaf: str = "laplace",
         backend: str = "reference",
+        noise: str | None = None,
         parties: int = 3,
         timeout: float = 60.0,
         schema: Any = None,
@@ -459,6 +609,7 @@ class PartialMPCID3Classifier(BaseTreeClassifier):
         self.max_depth = max_depth
         self.leaf = leaf
         self.backend = backend
+        self.noise = noise
         self.parties = parties
         self.timeout = timeout
         self.schema = schema
@@ -469,6 +620,33 @@ class PartialMPCID3Classifier(BaseTreeClassifier):
     # -- plan ------------------------------------------------------------------
     def _depth(self, schema: Schema | None) -> int:
         return plan_depth(self.max_depth, schema)
+
+    def _accounting(self, schema: Schema | None) -> NoiseAccounting:
+        return NoiseAccounting(
+            resolve_noise(self.noise, self.backend),
+            self.backend,
+            relation_of(self.ledger),
+            schema.n_features if schema is not None else 1,
+            schema.n_classes if schema is not None else 2,
+        )
+
+    def _check_noise(self) -> None:
+        """Refuse the paper's fixed-point MPC noise on a finite budget, before anything."""
+        if self._accounting(self.schema).proven:
+            return
+        refuse_non_private(
+            self,
+            what=(
+                f"noise='paper' with backend={self.backend!r} samples the exponential "
+                "mechanism and the Laplace noise in fixed point (seed 000, Alg. 12-13), on a "
+                "grid with cut tails and rounded weights, for which no DP proof exists."
+            ),
+            fix=(
+                "Use noise='discrete' (the default in MPC: exact discrete samplers, proven), "
+                "or pass ledger=Ledger(budget=Guarantee.unbounded()) to run the paper's "
+                "samplers knowingly."
+            ),
+        )
 
     def _query_epsilon(self, schema: Schema | None) -> float:
         """Budget of one query: ε / (h + 1)."""
@@ -486,6 +664,7 @@ class PartialMPCID3Classifier(BaseTreeClassifier):
             leaf=self.leaf,
             relation=relation_of(self.ledger),
             claim=claim,
+            accounting=self._accounting(schema),
         )
 
     def privacy_plan(self, schema: Schema | None = None) -> PrivacyPlan:
@@ -508,6 +687,7 @@ class PartialMPCID3Classifier(BaseTreeClassifier):
     def fit(self, X: Any, y: Any) -> PartialMPCID3Classifier:
         """Fit under the ledger's budget; raises BudgetExceededError before reading data."""
         _validate_params(self)
+        self._check_noise()
         self.schema_ = self._resolve_schema(X, y)
         plan = self.privacy_plan(self.schema_)
         scope = self._scope(float(self.epsilon))
@@ -531,7 +711,12 @@ class PartialMPCID3Classifier(BaseTreeClassifier):
         if self.backend != "reference":
             return self._grow_protocol(scope, codes, y_codes, claim, rows)
         ops = ReferenceOps(
-            codes, y_codes, schema.domain_sizes, schema.n_classes, caller=type(self).__name__
+            codes,
+            y_codes,
+            schema.domain_sizes,
+            schema.n_classes,
+            caller=type(self).__name__,
+            noise=resolve_noise(self.noise, self.backend),
         )
         return grow_partial_mpc(
             ops,
@@ -565,7 +750,7 @@ class PartialMPCID3Classifier(BaseTreeClassifier):
         if rows is not None:
             codes, y_codes = codes[rows], y_codes[rows]
         depth, eps = self._depth(schema), self._query_epsilon(schema)
-        warn_fixed_point_noise(self)
+        accounting = self._accounting(schema)
         with charged_in_full_on_failure(self, scope, schema):
             run = run_partial_mpc_id3(
                 codes,
@@ -576,12 +761,14 @@ class PartialMPCID3Classifier(BaseTreeClassifier):
                 epsilon=eps,
                 leaf=self.leaf,
                 laplace_sensitivity=laplace_sensitivity(scope.ledger.relation),
+                mpc_noise=accounting.mpc_noise,
+                security_bits=accounting.security_bits,
                 backend=self.backend,
                 parties=self.parties,
                 timeout=self.timeout,
             )
         self.mpc_stats_ = run.stats
-        ops = ReplayOps(run, schema, caller=type(self).__name__)
+        ops = ReplayOps(run, schema, caller=type(self).__name__, accounting=accounting)
         return grow_partial_mpc(
             ops, scope, schema, depth=depth, epsilon=eps, leaf=self.leaf, claim=claim
         )
@@ -589,7 +776,9 @@ class PartialMPCID3Classifier(BaseTreeClassifier):
 
 __all__ = [
     "CLAIM_SOURCE",
+    "NOISES",
     "ClaimRule",
+    "NoiseAccounting",
     "PartialMPCID3Classifier",
     "ReferenceOps",
     "grow_partial_mpc",
@@ -597,4 +786,5 @@ __all__ = [
     "no_claim",
     "paper_claim",
     "plan_partial_mpc",
+    "resolve_noise",
 ]
