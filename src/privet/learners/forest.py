@@ -29,6 +29,28 @@ Two ways of giving the trees data, each with its own scope structure:
     ``ln(1 + g (e^eps - 1))`` per tree. The paper's Claim D.1 (``k g eps``)
     uses the linearised ``g eps``, which is *not* an upper bound; it is
     recorded as the claim, next to the proven value.
+
+Where the trees are trained and how they vote (``DPRandomForestClassifier``):
+
+``backend="reference"``
+    Every tree is grown on plaintext by its learner's reference path; the
+    trees are public and vote in the clear.
+``backend="mpc"`` / ``"local"``, ``tree="partial_mpc"``
+    Every tree is trained by the CDP+PMPC-ID3 protocol (App. B, Alg. 7-10) on
+    its subset; the DP trees are opened and vote in the clear.
+``backend="mpc"`` / ``"local"``, ``tree="oblivious"``
+    Every tree is trained by the ODP+FMPC-ID3 protocol (Sec. 3, Alg. 1-3) on
+    its subset and stays secret-shared (``models_``). A prediction is one MPC
+    run (:mod:`privet.mpc.protocols.oblivious_forest`): Algorithm 4 on each
+    secret tree, a secret sum of the one-hot votes and a secret argmax (ties to
+    the lowest class index, as the reference vote); only the majority label is
+    opened, to the querier.
+
+The charges are the same on every backend: the forest's plan, one reservation
+made before any data is read, each tree charged in its own scope (a part or a
+subsample). A protocol run that fails after launch is charged its tree's whole
+plan in that tree's scope (the tree learner's own rule), which for disjoint
+subsets is the forest's whole cost.
 """
 
 from __future__ import annotations
@@ -41,7 +63,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from privet.data import Schema
-from privet.errors import InvalidParameterError, NotFittedError
+from privet.errors import BudgetExceededError, InvalidParameterError, NotFittedError
 from privet.learners._base import BaseTreeClassifier, _validate_params, plan_depth
 from privet.learners._tree import Tree, TreeBuilder
 from privet.learners.oblivious_id3 import ObliviousID3Classifier
@@ -137,7 +159,13 @@ def grow_extra_tree(
 
 
 class _BaseDPForest(BaseTreeClassifier):
-    """Sampling, accounting and voting shared by the DP forests."""
+    """Sampling, accounting and voting shared by the DP forests (seed 000, App. D).
+
+    ``fit`` reserves the forest's plan once, draws every tree's subset (App. D
+    disjoint subsets, or App. D.1 Poisson subsamples), then grows each tree in
+    its own ledger scope; the plaintext vote is the majority of the trees'
+    labels, ties to the lowest class index (``numpy.argmax``).
+    """
 
     _parameter_constraints = {
         **BaseTreeClassifier._parameter_constraints,
@@ -161,8 +189,19 @@ class _BaseDPForest(BaseTreeClassifier):
         rows: np.ndarray,
         claim: ClaimRule,
         rng: np.random.RandomState,
-    ) -> Tree:
+    ) -> Any:
+        """One tree on ``rows``, charged in ``scope``: a Tree, or a secret model."""
         raise NotImplementedError
+
+    def _check_before_data(self) -> None:
+        """Refusals that depend on the parameters and the ledger only (before the schema)."""
+
+    def _check_subsets(self, subsets: list[tuple[Scope, np.ndarray]]) -> None:
+        """Refusals that depend on the subsets, before any tree is grown (nothing charged)."""
+
+    def _store(self, fitted: list[Any]) -> None:
+        self.trees_ = fitted
+        self.__dict__.pop("models_", None)
 
     # -- parameters --------------------------------------------------------------
     def _validate(self) -> None:
@@ -222,39 +261,46 @@ class _BaseDPForest(BaseTreeClassifier):
             # A ledger sized to what the plan proves (the Poisson forest costs more
             # than epsilon, and more than its claim).
             relation = relation_of(None)
+            # Its delta too: the MPC backends' discrete samplers add a tiny delta per step.
             proven = best_guarantee(plan.cost(relation), 0.0).guarantee
-            self.ledger_ = Ledger(budget=Guarantee(proven.epsilon), dataset="training data")
+            budget = Guarantee(proven.epsilon, proven.delta)
+            self.ledger_ = Ledger(budget=budget, dataset="training data")
             return self.ledger_.root
         return self._scope(float(self.epsilon))
 
     # -- fit ---------------------------------------------------------------------
+    def _subsets(
+        self, scope: Scope, n: int, rng: np.random.RandomState
+    ) -> list[tuple[Scope, np.ndarray]]:
+        """Each tree's scope and rows, all drawn before any tree is grown."""
+        k = int(self.n_estimators)
+        if self.sampling == "disjoint":
+            assignment = rng.randint(k, size=n)  # by row position, not by value
+            parts = scope.partition([f"tree {t}" for t in range(k)], stable=True)
+            return [(part, np.flatnonzero(assignment == t)) for t, part in enumerate(parts)]
+        g = self._rate()
+        coins = secure_rng()
+        out = []
+        for _ in range(k):
+            sub = scope.subsample(g, "poisson")
+            out.append((sub, np.flatnonzero(coins.random(n) < g)))
+        return out
+
     def fit(self, X: Any, y: Any) -> _BaseDPForest:
         """Fit the k trees under one reservation; raises before reading data if it cannot."""
         self._validate()
+        self._check_before_data()
         self.schema_ = self._resolve_schema(X, y)
         plan = self.privacy_plan(self.schema_)
         scope = self._forest_scope(plan)
-        k = int(self.n_estimators)
         rng = check_random_state(self.random_state)
         claim = self._claim_rule()
         with self.ledger_.reserve(plan, scope=scope, caller=type(self).__name__) as res:
             codes, y_codes = self._prepare(X, y)
-            n = codes.shape[0]
-            trees: list[Tree] = []
-            if self.sampling == "disjoint":
-                assignment = rng.randint(k, size=n)  # by row position, not by value
-                parts = scope.partition([f"tree {t}" for t in range(k)], stable=True)
-                for t, part in enumerate(parts):
-                    rows = np.flatnonzero(assignment == t)
-                    trees.append(self._grow_tree(part, codes, y_codes, rows, claim, rng))
-            else:
-                g = self._rate()
-                coins = secure_rng()
-                for _ in range(k):
-                    sub = scope.subsample(g, "poisson")
-                    rows = np.flatnonzero(coins.random(n) < g)
-                    trees.append(self._grow_tree(sub, codes, y_codes, rows, claim, rng))
-        self.trees_ = trees
+            subsets = self._subsets(scope, codes.shape[0], rng)
+            self._check_subsets(subsets)
+            fitted = [self._grow_tree(sc, codes, y_codes, rows, claim, rng) for sc, rows in subsets]
+        self._store(fitted)
         self._fitted_common(self.schema_)
         self.privacy_spent_ = res.used()
         self.privacy_claim_ = plan.claim
@@ -286,15 +332,33 @@ class _BaseDPForest(BaseTreeClassifier):
 
 
 class DPRandomForestClassifier(_BaseDPForest):
-    """A forest of sound DP ID3 trees (seed 000, App. D).
+    """A forest of DP ID3 trees (seed 000, App. D), trained and voting in the clear or in MPC.
+
+    Each of the ``k`` trees is trained on its own subset of the records: a part
+    of a disjoint split (App. D, parallel composition) or a Poisson subsample
+    (App. D.1, Claim D.1). The forest predicts the majority label of its trees.
+    With ``tree="oblivious"`` and an MPC backend this is the paper's ID3-based
+    DP forest built "with our solution" (App. D): every tree is trained by
+    ODP+FMPC-ID3 (Sec. 3, Alg. 1-3) and stays secret-shared, and the vote is
+    taken in MPC over the trees' secret Algorithm 4 outputs, so the querier
+    learns only the forest's label.
 
     Parameters
     ----------
     n_estimators : int, default=10
         Number of trees ``k``.
     tree : {"oblivious", "partial_mpc"}, default="oblivious"
-        The trees: the sound variant of ODP+FMPC-ID3
-        (``ObliviousID3Classifier(split="exponential")``) or CDP+PMPC-ID3.
+        The trees: ODP+FMPC-ID3 (:class:`ObliviousID3Classifier`, by default its
+        sound variant ``split="exponential"``) or CDP+PMPC-ID3
+        (:class:`PartialMPCID3Classifier`).
+    split : {"exponential", "exact"}, default="exponential"
+        Split selection of the oblivious trees (``tree="oblivious"`` only).
+        ``"exponential"``: hidden exponential-mechanism splits, proven DP.
+        ``"exact"``: the paper's exact argmax (Alg. 1 step 15), which releases
+        a non-private aggregate through every prediction: like
+        ``ObliviousID3Classifier(split="exact")`` it is refused on any finite
+        budget, before anything is charged, and runs only on a ledger with
+        ``budget=Guarantee.unbounded()`` (``privacy_spent_`` is then infinite).
     sampling : {"disjoint", "poisson"}, default="disjoint"
         How the trees get their records (module docstring).
     sampling_rate : float in (0, 1] or None, default=None
@@ -307,14 +371,28 @@ class DPRandomForestClassifier(_BaseDPForest):
     max_depth : int, default=3
     leaf : {"laplace", "exponential"}, default="laplace"
     split_fraction : float in (0, 1), default=0.25
-        Split share of each oblivious tree's budget (``tree="oblivious"``).
+        Split share of each oblivious tree's budget (``tree="oblivious"``,
+        ``split="exponential"``).
     backend : {"reference", "mpc", "local"}, default="reference"
-        With ``tree="partial_mpc"``, ``"mpc"`` trains every tree by the CDP+PMPC
-        protocol with ``parties`` MPyC processes (``"local"``: one in-process
-        party); the revealed trees vote in the clear. Oblivious trees stay on the
-        reference path (an MPC forest of secret-shared trees is not built yet).
+        ``"reference"``: every tree grown on plaintext, public trees voting in
+        the clear. ``"mpc"``: the trees are trained by their protocol with
+        ``parties`` MPyC processes over TCP (:func:`privet.mpc.launch`);
+        ``"local"``: the same protocol with one in-process party. With
+        ``tree="partial_mpc"`` the protocol opens the DP trees (Alg. 7-10), which
+        vote in the clear (``trees_``). With ``tree="oblivious"`` the trees stay
+        secret-shared (``models_``, ``trees_ = None``) and :meth:`predict` is one
+        MPC run of :mod:`privet.mpc.protocols.oblivious_forest` over all of
+        them. The charges are those of the reference path on every backend.
+    noise : {"paper", "discrete"} or None, default=None
+        The trees' noise samplers, passed to each tree learner (see
+        :class:`ObliviousID3Classifier`); ``None`` is the learner's default for
+        the backend. What a tree learner refuses with it (e.g. the paper's
+        fixed-point samplers in MPC on a finite budget) the forest refuses,
+        before anything is charged.
     parties : int, default=3
+        Number of MPC parties for ``backend="mpc"`` (the data owners and servers).
     timeout : float, default=60
+        Seconds a party may wait for another before a run fails with MPCError.
     schema, ledger, public_domain
         As for the single trees. With ``ledger=None`` a ledger is made whose
         budget is the forest's proven cost.
@@ -323,7 +401,13 @@ class DPRandomForestClassifier(_BaseDPForest):
 
     Attributes
     ----------
-    trees_ : list of Tree
+    trees_ : list of Tree or None
+        The public trees; None for oblivious trees trained in MPC (they stay
+        secret-shared).
+    models_ : list of SharedModel
+        Oblivious trees trained in MPC only: every party's shares of each
+        secret tree (in a deployment each server keeps its own). Absent
+        otherwise.
     ledger_ : Ledger
     privacy_spent_ : Guarantee
         What the ledger proves for the forest.
@@ -339,13 +423,49 @@ class DPRandomForestClassifier(_BaseDPForest):
     is at least ``g epsilon`` for every epsilon, so the claim under-states the
     loss (at epsilon = 1, g = 0.1, k = 10: claimed 1.0, proven 1.586). The
     ledger records the claim on every charge and proves the exact bound.
+
+    **MPC backends.** One reservation of the forest's plan is made before any
+    data is read; each tree is then trained by its learner's protocol path and
+    charged in its own scope (a part of the partition, or a Poisson
+    subsample), exactly as on the reference path, so ``privacy_spent_`` is the
+    plan's cost. If a tree's run fails after launch, that tree's whole plan is
+    charged in its scope before the error is raised (the parties may have seen
+    opened values; see :func:`privet.learners._base.charged_in_full_on_failure`);
+    the forest adds no charge of its own. With disjoint subsets this is the
+    forest's whole cost; with Poisson subsamples the trees not yet launched
+    read nothing and are not charged. The protocols need at least one record
+    per tree (each owner's row count is public to the parties): a forest with
+    an empty subset is refused after the subsets are drawn and before any
+    party starts, and nothing is charged. The noise samplers, and what the
+    ledger proves for them, are the tree learners' (``noise``).
+
+    **Oblivious prediction** (``tree="oblivious"``, MPC backend): one run
+    evaluates every secret tree by Algorithm 4 on the querier's secret
+    queries, sums the secret one-hot votes and takes a secret argmax whose
+    ties go to the lowest class index, which is the reference forest's rule
+    (``numpy.argmax`` of the vote counts), so both paths give the same label
+    for the same trees. Only that label is opened, to the querier (party 0);
+    no tree's label or vote count is. :meth:`predict_proba` returns the
+    one-hot of that label, not the vote shares. Predictions are not charged:
+    they are post-processing of the DP trees.
+
+    Not in the paper: App. D does not say how the forest votes; the secret
+    majority vote and its tie rule are privet's.
+
+    References
+    ----------
+    Seed 000, App. D (disjoint subsets, parallel composition), App. D.1
+    (Claim D.1, Poisson subsampling), Sec. 3 (Algorithms 1-4, ODP+FMPC-ID3),
+    App. B (Algorithms 7-10, CDP+PMPC-ID3).
     """
 
     _parameter_constraints = {
         **_BaseDPForest._parameter_constraints,
         "tree": [StrOptions({"oblivious", "partial_mpc"})],
+        "split": [StrOptions({"exponential", "exact"})],
         "split_fraction": [Interval(Real, 0, 1, closed="neither")],
         "backend": [StrOptions({"reference", "mpc", "local"})],
+        "noise": [StrOptions({"paper", "discrete"}), None],
         "parties": [Interval(Integral, 1, None, closed="left")],
         "timeout": [Interval(Real, 0, None, closed="neither")],
     }
@@ -355,6 +475,7 @@ class DPRandomForestClassifier(_BaseDPForest):
         *,
         n_estimators: int = 10,
         tree: str = "oblivious",
+        split: str = "exponential",
         sampling: str = "disjoint",
         sampling_rate: float | None = None,
         epsilon: float = 1.0,
@@ -362,6 +483,7 @@ class DPRandomForestClassifier(_BaseDPForest):
         leaf: str = "laplace",
         split_fraction: float = 0.25,
         backend: str = "reference",
+        noise: str | None = None,
         parties: int = 3,
         timeout: float = 60.0,
         schema: Any = None,
@@ -371,6 +493,7 @@ class DPRandomForestClassifier(_BaseDPForest):
     ) -> None:
         self.n_estimators = n_estimators
         self.tree = tree
+        self.split = split
         self.sampling = sampling
         self.sampling_rate = sampling_rate
         self.epsilon = epsilon
@@ -378,6 +501,7 @@ class DPRandomForestClassifier(_BaseDPForest):
         self.leaf = leaf
         self.split_fraction = split_fraction
         self.backend = backend
+        self.noise = noise
         self.parties = parties
         self.timeout = timeout
         self.schema = schema
@@ -385,31 +509,73 @@ class DPRandomForestClassifier(_BaseDPForest):
         self.public_domain = public_domain
         self.random_state = random_state
 
+    # -- parameters --------------------------------------------------------------
+    def _validate(self) -> None:
+        super()._validate()
+        if self.split != "exponential" and self.tree != "oblivious":
+            raise InvalidParameterError(
+                f"The 'split' parameter of {type(self).__name__} applies to tree='oblivious' "
+                f"only; got split={self.split!r} with tree={self.tree!r} (CDP+PMPC-ID3 always "
+                "draws its splits with the exponential mechanism). Drop split or use "
+                "tree='oblivious'."
+            )
+
+    def _protocol_secret(self) -> bool:
+        """Whether the trees are secret-shared models (oblivious trees in MPC)."""
+        return self.tree == "oblivious" and self.backend != "reference"
+
     def _member(self, schema: Schema | None) -> PartialMPCID3Classifier | ObliviousID3Classifier:
+        """The learner of one tree: its plan, its refusals and its training path."""
         common = {
             "epsilon": self.epsilon,
             "max_depth": self.max_depth,
             "leaf": self.leaf,
+            "backend": self.backend,
+            "parties": self.parties,
+            "timeout": self.timeout,
             "schema": schema,
             "ledger": self.ledger,
         }
+        if self.noise is not None:  # None: the tree learner's default for the backend
+            common["noise"] = self.noise
         if self.tree == "partial_mpc":
-            member: Any = PartialMPCID3Classifier(
-                backend=self.backend, parties=self.parties, timeout=self.timeout, **common
-            )
+            member: Any = PartialMPCID3Classifier(**common)
         else:
-            if self.backend != "reference":
-                raise InvalidParameterError(
-                    f"DPRandomForestClassifier(tree='oblivious') runs on the reference path "
-                    f"only; got backend={self.backend!r}. Use tree='partial_mpc' for a forest "
-                    "trained in MPC, or backend='reference'."
-                )
             member = ObliviousID3Classifier(
-                split="exponential", split_fraction=self.split_fraction, **common
+                split=self.split, split_fraction=self.split_fraction, **common
             )
         member.schema_ = schema
         return member
 
+    def _check_before_data(self) -> None:
+        """Refuse what the tree learner refuses before data (e.g. exact splits, finite budget)."""
+        member = self._member(self.schema)
+        for name in ("_check_split_budget", "_check_noise"):  # the tree learners' own checks
+            check = getattr(member, name, None)
+            if check is None:
+                continue
+            try:
+                check()
+            except BudgetExceededError as exc:
+                raise BudgetExceededError(
+                    f"{type(self).__name__}(tree={self.tree!r}) grows {type(member).__name__} "
+                    f"trees with its parameters, and they are refused: {exc}"
+                ) from None
+
+    def _check_subsets(self, subsets: list[tuple[Scope, np.ndarray]]) -> None:
+        if self.backend == "reference":
+            return
+        empty = [t for t, (_, rows) in enumerate(subsets) if rows.size == 0]
+        if empty:
+            raise InvalidParameterError(
+                f"{type(self).__name__}(backend={self.backend!r}): the subset of tree(s) "
+                f"{empty} has no record, and the MPC protocols need at least one record per "
+                "tree (each owner's row count is public to the parties). No party was started "
+                "and nothing was charged. Use fewer trees, a larger sampling_rate, more data, "
+                "or backend='reference'."
+            )
+
+    # -- trees ---------------------------------------------------------------------
     def _plan_tree(self, node: PlanNode, schema: Schema | None, claim: ClaimRule) -> None:
         self._member(schema)._plan_into(node, schema, claim)
 
@@ -421,8 +587,51 @@ class DPRandomForestClassifier(_BaseDPForest):
         rows: np.ndarray,
         claim: ClaimRule,
         rng: np.random.RandomState,
-    ) -> Tree:
-        return self._member(self.schema_)._grow(scope, codes, y_codes, claim, rows=rows)
+    ) -> Any:
+        member = self._member(self.schema_)
+        if self._protocol_secret():
+            # ODP+FMPC-ID3 in MPC (Alg. 1-3) on this tree's rows, charged in its scope;
+            # the tree learner charges its own plan there if the run fails after launch.
+            return member._train_protocol(scope, codes[rows], y_codes[rows], claim)
+        return member._grow(scope, codes, y_codes, claim, rows=rows)
+
+    def _store(self, fitted: list[Any]) -> None:
+        if self._protocol_secret():
+            self.models_ = fitted
+            self.trees_ = None  # the trees stay secret-shared among the parties
+            return
+        super()._store(fitted)
+
+    # -- predict -------------------------------------------------------------------
+    def predict_proba(self, X: Any) -> np.ndarray:
+        """Share of the trees voting for each class; with secret trees, one-hot of the label.
+
+        With oblivious trees trained in MPC only the forest's label is revealed
+        (to the querier), so the probabilities are its one-hot row.
+        """
+        if getattr(self, "trees_", 0) is None:
+            return np.eye(len(self.classes_))[self._protocol_labels(X)]
+        return super().predict_proba(X)
+
+    def predict(self, X: Any) -> np.ndarray:
+        """Majority label of the trees (ties to the lowest class index)."""
+        if getattr(self, "trees_", 0) is None:
+            return self.classes_[self._protocol_labels(X)]
+        return super().predict(X)
+
+    def _protocol_labels(self, X: Any) -> np.ndarray:
+        """The secret majority vote in one MPC run: only the querier learns the labels."""
+        from privet.mpc.protocols.oblivious_forest import run_oblivious_forest_predict
+
+        codes = self._codes_for_predict(X)
+        run = run_oblivious_forest_predict(
+            self.models_,
+            codes,
+            self.schema_.domain_sizes,
+            backend=self.backend,
+            timeout=self.timeout,
+        )
+        return np.asarray(run.labels, dtype=np.int64)
 
 
 class DPExtraTreesClassifier(_BaseDPForest):
@@ -456,6 +665,15 @@ class DPExtraTreesClassifier(_BaseDPForest):
     Claimed and proven as for :class:`DPRandomForestClassifier`: epsilon for
     disjoint subsets; for Poisson subsamples the claim ``k g epsilon`` of
     Claim D.1 against the proven ``k ln(1 + g (e^epsilon - 1))``.
+
+    Reference path only (no ``backend``): the protocols of seed 000 choose
+    their splits from the data (Alg. 1, Alg. 7), and privet has no protocol
+    for trees with public random splits and secret DP leaves.
+
+    References
+    ----------
+    Seed 000, App. D (the extra-trees DP forest, disjoint subsets) and App. D.1
+    (Claim D.1, Poisson subsampling).
     """
 
     def __init__(

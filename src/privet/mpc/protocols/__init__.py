@@ -71,3 +71,13 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_EXPORTS))
+
+
+# Forests of secret ODP+FMPC-ID3 trees (seed 000, App. D): one oblivious majority vote.
+_EXPORTS.update(
+    {
+        "ForestPredictRun": "privet.mpc.protocols.oblivious_forest",
+        "run_oblivious_forest_predict": "privet.mpc.protocols.oblivious_forest",
+    }
+)
+__all__ = sorted(_EXPORTS)
