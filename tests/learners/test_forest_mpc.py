@@ -122,6 +122,11 @@ def test_local_forest_keeps_its_trees_secret_and_is_charged_its_plan(car, sampli
     assert len(tops) == 3  # every charge inside its tree's part or subsample
     assert {c.caller for c in led.charges} == {"ObliviousID3Classifier"}
 
+    if sampling == "poisson":  # drawn inside MPC: every run gets all rows and the rate
+        assert all(t.params["sample_rate"] == 0.5 for t in m.models_)
+    else:
+        assert all(t.params["sample_rate"] is None for t in m.models_)
+
     labels = m.predict(car.X.iloc[:40])
     assert set(labels) <= set(car.schema.classes)
     proba = m.predict_proba(car.X.iloc[:40])  # one-hot of the only thing revealed: the label

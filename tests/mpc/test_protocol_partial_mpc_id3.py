@@ -214,3 +214,16 @@ def test_three_parties_agree_with_the_reference_on_a_car_subsample(car_sample):
     )
     assert compare_trees(run.tree(schema.domain_sizes, schema.n_classes), ref) == []
     assert len(run.stats.parties) == 3 and run.stats.bytes_sent > 0
+
+
+def test_a_secret_poisson_subsample_drawn_inside_mpc_removes_unsampled_records(tennis):
+    """sample_rate: records enter the counts only through secret coins (App. D.1 forests)."""
+    codes, y = tennis.codes()
+    kw = {"depth": 1, "epsilon": 500.0, "backend": "local", "mpc_noise": "discrete"}
+    # at epsilon = 500 the discrete noise is 0 with probability 1 - 2e-3 per count
+    none = run_partial_mpc_id3(codes, y, (3, 3, 2, 2), 2, sample_rate=1e-9, **kw)
+    every = run_partial_mpc_id3(codes, y, (3, 3, 2, 2), 2, sample_rate=1.0, **kw)
+    leaves = lambda run: np.array([n["value"] for n in run.nodes.values() if "value" in n])  # noqa: E731
+    assert np.abs(leaves(none)).sum() <= 2  # nobody sampled (P(any coin) < 1e-7)
+    assert abs(leaves(every).sum() - len(y)) <= 2  # everybody sampled
+    assert none.params["sample_rate"] == 1e-9

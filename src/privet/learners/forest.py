@@ -279,12 +279,18 @@ class _BaseDPForest(BaseTreeClassifier):
             parts = scope.partition([f"tree {t}" for t in range(k)], stable=True)
             return [(part, np.flatnonzero(assignment == t)) for t, part in enumerate(parts)]
         g = self._rate()
+        if self._secret_sampling():  # every tree gets all rows; the coins are drawn in MPC
+            return [(scope.subsample(g, "poisson"), np.arange(n)) for _ in range(k)]
         coins = secure_rng()
         out = []
         for _ in range(k):
             sub = scope.subsample(g, "poisson")
             out.append((sub, np.flatnonzero(coins.random(n) < g)))
         return out
+
+    def _secret_sampling(self) -> bool:
+        """Poisson subsamples drawn inside MPC (the MPC backends), not on the host."""
+        return self.sampling == "poisson" and getattr(self, "backend", "reference") != "reference"
 
     def fit(self, X: Any, y: Any) -> _BaseDPForest:
         """Fit the k trees under one reservation; raises before reading data if it cannot."""
@@ -433,11 +439,15 @@ class DPRandomForestClassifier(_BaseDPForest):
     opened values; see :func:`privet.learners._base.charged_in_full_on_failure`);
     the forest adds no charge of its own. With disjoint subsets this is the
     forest's whole cost; with Poisson subsamples the trees not yet launched
-    read nothing and are not charged. The protocols need at least one record
-    per tree (each owner's row count is public to the parties): a forest with
-    an empty subset is refused after the subsets are drawn and before any
-    party starts, and nothing is charged. The noise samplers, and what the
-    ledger proves for them, are the tree learners' (``noise``).
+    read nothing and are not charged. Disjoint parts are cut by row position
+    on the host (data independent; each owner's row count per part is public
+    to the parties, and the protocols refuse an empty part before any party
+    starts, with nothing charged). Poisson subsamples are drawn *inside* MPC:
+    every tree's run gets all rows and multiplies each record's class vector
+    by a secret coin of probability at most ``sampling_rate``, so neither the
+    sample nor its size is revealed, as the amplification argument needs. The
+    noise samplers, and what the ledger proves for them, are the tree
+    learners' (``noise``).
 
     **Oblivious prediction** (``tree="oblivious"``, MPC backend): one run
     evaluates every secret tree by Algorithm 4 on the querier's secret
@@ -589,10 +599,17 @@ class DPRandomForestClassifier(_BaseDPForest):
         rng: np.random.RandomState,
     ) -> Any:
         member = self._member(self.schema_)
+        # Poisson subsamples in MPC are drawn by the parties (secret coins): the tree
+        # gets all rows and the rate, so neither the sample nor its size is revealed.
+        rate = self._rate() if self._secret_sampling() else None
         if self._protocol_secret():
             # ODP+FMPC-ID3 in MPC (Alg. 1-3) on this tree's rows, charged in its scope;
             # the tree learner charges its own plan there if the run fails after launch.
-            return member._train_protocol(scope, codes[rows], y_codes[rows], claim)
+            return member._train_protocol(
+                scope, codes[rows], y_codes[rows], claim, sample_rate=rate
+            )
+        if rate is not None:
+            return member._grow(scope, codes, y_codes, claim, rows=rows, sample_rate=rate)
         return member._grow(scope, codes, y_codes, claim, rows=rows)
 
     def _store(self, fitted: list[Any]) -> None:

@@ -519,7 +519,12 @@ class ObliviousID3Classifier(BaseTreeClassifier):
         )
 
     def _train_protocol(
-        self, scope: Scope, codes: np.ndarray, y_codes: np.ndarray, claim: ClaimRule
+        self,
+        scope: Scope,
+        codes: np.ndarray,
+        y_codes: np.ndarray,
+        claim: ClaimRule,
+        sample_rate: float | None = None,
     ) -> Any:
         """Alg. 1-3 in MPyC; the model stays secret-shared (``model_``).
 
@@ -527,7 +532,9 @@ class ObliviousID3Classifier(BaseTreeClassifier):
         for exact splits, the exponential mechanism for the sound variant; a DP
         update per leaf), inside the reservation made before launch. A run that
         fails after launch is charged its whole plan: the parties may already
-        have seen opened values.
+        have seen opened values. ``sample_rate``: train on a secret Poisson
+        subsample drawn inside MPC (a forest's tree; the caller's scope is the
+        subsample's).
         """
         from privet.mpc.protocols import charge_oblivious_run, run_oblivious_id3
 
@@ -548,6 +555,7 @@ class ObliviousID3Classifier(BaseTreeClassifier):
                 laplace_sensitivity=laplace_sensitivity(scope.ledger.relation),
                 mpc_noise=accounting.mpc_noise,
                 security_bits=accounting.security_bits,
+                sample_rate=sample_rate,
                 backend=self.backend,
                 parties=self.parties,
                 timeout=self.timeout,

@@ -706,10 +706,11 @@ class PartialMPCID3Classifier(BaseTreeClassifier):
         y_codes: np.ndarray,
         claim: ClaimRule,
         rows: np.ndarray | None = None,
+        sample_rate: float | None = None,
     ) -> Tree:
         schema = self.schema_
         if self.backend != "reference":
-            return self._grow_protocol(scope, codes, y_codes, claim, rows)
+            return self._grow_protocol(scope, codes, y_codes, claim, rows, sample_rate)
         ops = ReferenceOps(
             codes,
             y_codes,
@@ -736,8 +737,12 @@ class PartialMPCID3Classifier(BaseTreeClassifier):
         y_codes: np.ndarray,
         claim: ClaimRule,
         rows: np.ndarray | None,
+        sample_rate: float | None = None,
     ) -> Tree:
         """Run Alg. 7-10 in MPC, then replay its openings through the ledger.
+
+        ``sample_rate``: train on a secret Poisson subsample drawn inside MPC
+        (a forest's tree; the caller's scope is the subsample's).
 
         The parties see each DP value when it is opened during the run, before
         the replay commits its charge. The reservation made before launch covers
@@ -763,6 +768,7 @@ class PartialMPCID3Classifier(BaseTreeClassifier):
                 laplace_sensitivity=laplace_sensitivity(scope.ledger.relation),
                 mpc_noise=accounting.mpc_noise,
                 security_bits=accounting.security_bits,
+                sample_rate=sample_rate,
                 backend=self.backend,
                 parties=self.parties,
                 timeout=self.timeout,

@@ -96,6 +96,18 @@ def discrete_laplace_pmf(scale: float, support: np.ndarray) -> np.ndarray:
     return (1 - q) / (1 + q) * q ** np.abs(np.asarray(support, dtype=float))
 
 
+def coin_threshold(probability: float, bits: int = 40) -> int:
+    """c = floor(p 2**bits): the coin ``R < c`` of ``bits`` uniform bits has P = c / 2**bits <= p.
+
+    Rounding down keeps a Poisson sampling rate at most the public rate, so
+    the amplification the ledger computes for ``p`` is an upper bound.
+    """
+    p = float(probability)
+    if not 0.0 < p <= 1.0:
+        raise InvalidParameterError(f"a coin probability must be in (0, 1], got {probability!r}.")
+    return min(math.floor(p * 2**bits), 2**bits)
+
+
 def laplace_tv(scale: float, security_bits: int = DEFAULT_SECURITY_BITS) -> float:
     """TV(G1 - G2 as sampled, exact discrete Laplace(scale)) <= 2 tau_G."""
     return 2.0 * geometric_coins(scale, security_bits).tv
@@ -133,6 +145,7 @@ def noisy_max_delta(
 __all__ = [
     "DEFAULT_SECURITY_BITS",
     "GeometricCoins",
+    "coin_threshold",
     "discrete_laplace_delta",
     "discrete_laplace_pmf",
     "geometric_coins",

@@ -71,6 +71,7 @@ from privet.ledger import ApproxDP
 from privet.mechanisms.bitwise_geometric import (
     DEFAULT_SECURITY_BITS,
     GeometricCoins,
+    coin_threshold,
     discrete_laplace_delta,
     geometric_coins,
     noisy_max_delta,
@@ -84,25 +85,46 @@ mpc = get_runtime()
 SecureArray = Any
 
 
-def _coins(sectype: type, shape: tuple[int, ...], coins: GeometricCoins) -> SecureArray:
-    """Secret 0/1 digits of shape (*shape, J): digit j is 1 with probability c_j / 2**B.
+def _less_than(r: SecureArray, thresholds: np.ndarray) -> SecureArray:
+    """Secret [R < c] for R = sum_i r[..., i] 2**i (secret bits) and public integers c.
 
-    [R < c] for R = sum_i r_i 2**i, scanning bits from the least significant:
+    Scanning bits from the least significant:
     lt_i = c_i (1 - r_i) + [r_i = c_i] lt_{i-1}, with [r_i = c_i] linear in r_i
-    (c public). B rounds of one exact product (all values are 0/1 integers).
+    (c public): one exact product per bit (all values are 0/1 integers).
+    ``thresholds`` broadcasts against ``r[..., 0]``.
     """
-    J, B = coins.support_bits, coins.coin_bits
-    c = np.array(coins.thresholds, dtype=object)
-    r = fx.random_bits(sectype, (*shape, J, B))
+    c = np.asarray(thresholds, dtype=object)
     lt = None
-    for i in range(B):
-        ci = np.array([(int(v) >> i) & 1 for v in c], dtype=np.int64)  # shape (J,)
+    for i in range(r.shape[-1]):
+        ci = np.vectorize(lambda v, i=i: (int(v) >> i) & 1, otypes=[np.int64])(c)
         ri = r[..., i]
         equal = ri * (2 * ci - 1) + (1 - ci)  # [r_i == c_i]
         first = (1 - ri) * ci
         lt = first if lt is None else first + equal * lt
     lt.integral = True
     return lt
+
+
+def _coins(sectype: type, shape: tuple[int, ...], coins: GeometricCoins) -> SecureArray:
+    """Secret 0/1 digits of shape (*shape, J): digit j is 1 with probability c_j / 2**B."""
+    J, B = coins.support_bits, coins.coin_bits
+    r = fx.random_bits(sectype, (*shape, J, B))
+    return _less_than(r, np.array(coins.thresholds, dtype=object))
+
+
+def secure_bernoulli(
+    sectype: type, shape: tuple[int, ...], probability: float, *, bits: int = 40
+) -> SecureArray:
+    """Secret 0/1 values, each 1 with probability floor(p 2**bits) / 2**bits <= p.
+
+    Used for Poisson subsampling inside MPC: nobody learns which records
+    were sampled, nor how many.
+    """
+    c = coin_threshold(probability, bits)
+    if c >= 2**bits:
+        return sectype.array(np.ones(shape, dtype=np.int64))
+    r = fx.random_bits(sectype, (*tuple(shape), bits))
+    return _less_than(r, np.array(c, dtype=object))
 
 
 def _geometric(sectype: type, shape: tuple[int, ...], coins: GeometricCoins) -> SecureArray:
@@ -357,4 +379,5 @@ __all__ = [
     "SecureReportNoisyMax",
     "argmax_first",
     "geometric_coins",
+    "secure_bernoulli",
 ]

@@ -218,6 +218,7 @@ def run_partial_mpc_id3(
     laplace_sensitivity: float = 1.0,
     mpc_noise: str = "fixed_point",
     security_bits: int = 40,
+    sample_rate: float | None = None,
     backend: str = "mpc",
     parties: int = 3,
     timeout: float = 60.0,
@@ -232,6 +233,8 @@ def run_partial_mpc_id3(
     add/remove, 2 for replace-one; ``partial_mpc_id3.laplace_sensitivity``).
     ``mpc_noise`` picks the samplers: ``"fixed_point"`` (the paper's Alg.
     12-13, no proven DP) or ``"discrete"`` (:mod:`privet.mpc.discrete`).
+    ``sample_rate=g`` trains on a secret Poisson subsample of rate g drawn
+    inside MPC (App. D.1 forests).
     """
     args: dict[str, Any] = {
         "sizes": [int(s) for s in sizes],
@@ -245,6 +248,7 @@ def run_partial_mpc_id3(
         "laplace_sensitivity": float(laplace_sensitivity),
         "mpc_noise": mpc_noise,
         "security_bits": int(security_bits),
+        "sample_rate": None if sample_rate is None else float(sample_rate),
     }
     if _testing_noise is not None:
         args["_testing_noise"] = int(_testing_noise)
@@ -320,6 +324,7 @@ def run_oblivious_id3(
     laplace_sensitivity: float = 1.0,
     mpc_noise: str = "fixed_point",
     security_bits: int = 40,
+    sample_rate: float | None = None,
     backend: str = "mpc",
     parties: int = 3,
     timeout: float = 60.0,
@@ -346,6 +351,7 @@ def run_oblivious_id3(
         "laplace_sensitivity": float(laplace_sensitivity),
         "mpc_noise": mpc_noise,
         "security_bits": int(security_bits),
+        "sample_rate": None if sample_rate is None else float(sample_rate),
     }
     if _testing_noise is not None:
         args["_testing_noise"] = int(_testing_noise)

@@ -32,7 +32,7 @@ import numpy as np
 
 from privet.data import one_hot, one_hot_target
 from privet.errors import InvalidParameterError
-from privet.mpc.discrete import SecureDiscreteLaplace, SecureReportNoisyMax
+from privet.mpc.discrete import SecureDiscreteLaplace, SecureReportNoisyMax, secure_bernoulli
 from privet.mpc.fixedpoint import secfxp_type
 from privet.mpc.mechanisms import SecureExponentialMechanism, SecureLaplace
 from privet.mpc.party import PartyContext
@@ -72,11 +72,18 @@ async def share_training_data(
     sectype: type,
     *,
     width: int | None = None,
+    sample_rate: float | None = None,
 ) -> tuple[Any, Any]:
     """Input every owner's one-hot rows; return secret (D, C).
 
     ``width=None``: D is (n, sum(sizes)), real widths (trees that are opened);
     otherwise D is (n, m, width) with zero dummy columns (App. C.1).
+
+    ``sample_rate=g``: a Poisson subsample drawn inside MPC (App. D.1 forests).
+    Each record's class vector is multiplied by a secret Bernoulli coin
+    (probability floor(g 2**40) / 2**40 <= g), so an unsampled record adds
+    nothing to any count or score; nobody learns which records, or how many,
+    were sampled, which is what the amplification argument assumes.
     """
     rows = [int(r) for r in rows]
     if len(rows) != ctx.n_parties:
@@ -103,7 +110,11 @@ async def share_training_data(
     D = shared[:, :split]
     if width is not None:
         D = D.reshape(n, m, width)
-    return D, shared[:, split:]
+    C = shared[:, split:]
+    if sample_rate is not None:
+        C = C * secure_bernoulli(sectype, (n, 1), float(sample_rate))
+        C.integral = True
+    return D, C
 
 
 class RevealLog:
@@ -230,9 +241,13 @@ async def train_partial_mpc_id3(
     laplace_sensitivity: float = 1.0,
     mpc_noise: str = "fixed_point",
     security_bits: int = 40,
+    sample_rate: float | None = None,
     _testing_noise: int | None = None,
 ) -> dict[str, Any]:
-    """CDP+PMPC-ID3 (Alg. 7-10) at ``epsilon`` per query (the learner's epsilon / (h + 1))."""
+    """CDP+PMPC-ID3 (Alg. 7-10) at ``epsilon`` per query (the learner's epsilon / (h + 1)).
+
+    ``sample_rate``: train on a secret Poisson subsample (see :func:`share_training_data`).
+    """
     noise = make_noise(_testing_noise)
     split_mech, leaf_mech = _mechanisms(
         leaf,
@@ -253,7 +268,9 @@ async def train_partial_mpc_id3(
         check_range("the noisy-max keys", bound * len(sizes) + len(sizes), split_mech.sectype)
     log = RevealLog()
     try:
-        D, C = await share_training_data(ctx, data, rows, sizes, n_classes, split_mech.sectype)
+        D, C = await share_training_data(
+            ctx, data, rows, sizes, n_classes, split_mech.sectype, sample_rate=sample_rate
+        )
         nodes = await partial_mpc_id3(
             D,
             C,
@@ -291,6 +308,7 @@ async def train_oblivious_id3(
     laplace_sensitivity: float = 1.0,
     mpc_noise: str = "fixed_point",
     security_bits: int = 40,
+    sample_rate: float | None = None,
     model_out: str | None = None,
     _testing_noise: int | None = None,
 ) -> dict[str, Any]:
@@ -316,7 +334,14 @@ async def train_oblivious_id3(
     log = RevealLog()
     try:
         D, C = await share_training_data(
-            ctx, data, rows, sizes, n_classes, leaf_mech.sectype, width=width
+            ctx,
+            data,
+            rows,
+            sizes,
+            n_classes,
+            leaf_mech.sectype,
+            width=width,
+            sample_rate=sample_rate,
         )
         model = await oblivious_id3(
             D,
