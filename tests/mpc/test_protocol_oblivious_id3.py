@@ -83,7 +83,7 @@ def test_exponential_splits_never_reuse_an_attribute_on_a_path(mpc_noise):
         2,
         depth=4,
         split="exponential",
-        split_epsilon=0.01 if mpc_noise == "fixed_point" else 0.1,
+        split_epsilon=0.01,
         leaf_epsilon=1.0,
         backend="local",
         mpc_noise=mpc_noise,

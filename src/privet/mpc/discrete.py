@@ -329,7 +329,7 @@ class SecureReportNoisyMax:
     def entry(self, n_candidates: int) -> ApproxDP:
         return ApproxDP(epsilon=float(self.epsilon), delta=self.delta(n_candidates))
 
-    def select(self, scores: SecureArray, *, offset: int = 0) -> SecureArray:
+    def select(self, scores: SecureArray, *, offset: int = 0, mask: Any = None) -> SecureArray:
         """Secret one-hot of argmax(scores + Z) over the last axis, first maximum on ties.
 
         Parameters
@@ -338,10 +338,13 @@ class SecureReportNoisyMax:
         offset : int, default=0
             Public lower bound of the scores' negative part: scores >= -offset
             (the keys that fix the tie rule need non-negative values).
+        mask : secure or public 0/1 array broadcast to ``scores``, optional
+            Candidates with mask 0 are excluded (never chosen). Their noise is
+            drawn all the same, so the cost does not depend on the mask.
         """
         q = to_fixed_point(scores, self.sectype)
         noisy = q + self.laplace.noise(tuple(q.shape))
-        return argmax_first(noisy, offset + self.noise_bound)
+        return argmax_first(noisy, offset + self.noise_bound, mask)
 
     async def select_index(
         self, scores: SecureArray, *, label: str = "report-noisy-max choice"
@@ -355,22 +358,34 @@ class SecureReportNoisyMax:
         return int(opened) if opened.ndim == 0 else opened
 
 
-def argmax_first(values: SecureArray, offset: int) -> SecureArray:
+def argmax_first(values: SecureArray, offset: int, mask: Any = None) -> SecureArray:
     """Secret one-hot of the first maximum along the last axis (values >= -offset).
 
-    Keys ``(v + offset) d + (d - i)`` are distinct, and their maximum is the
-    first maximum of ``v``, whatever order MPyC's tournament compares in; the
-    tie rule is fixed, as the report-noisy-max proof needs.
+    Keys ``v + offset + (d - i) / 2**k`` (k = bit length of d) are distinct,
+    positive, and their maximum is the first maximum of ``v`` (integral
+    values), whatever order MPyC's tournament compares in: the tie rule is
+    fixed, as the report-noisy-max proof needs. The rank lives in the
+    fractional bits, so the keys need no more integer range than the values.
+    ``mask`` (secret or public 0/1, broadcast to ``values``) zeroes the keys of
+    excluded candidates, which can then never win.
     """
     sectype = type(values).sectype
     d = values.shape[-1]
     if d == 1:
         return sectype.array(np.ones(values.shape, dtype=np.int64))
-    rank = np.arange(d, 0, -1, dtype=np.int64)
-    keys = (values + int(offset)) * d + rank
-    k = mpc.np_argmax(keys, axis=len(values.shape) - 1, arg_unary=True, arg_only=True)
-    k.integral = True
-    return k
+    k = max(1, math.ceil(math.log2(d + 1)))
+    if k > sectype.frac_length:
+        raise InvalidParameterError(
+            f"argmax over {d} candidates needs {k} fractional bits; {sectype.__name__} has "
+            f"{sectype.frac_length}."
+        )
+    rank = np.arange(d, 0, -1, dtype=float) / 2.0**k  # exact dyadic fractions
+    keys = values + (int(offset) + rank)
+    if mask is not None:
+        keys = mask * keys
+    out = mpc.np_argmax(keys, axis=len(values.shape) - 1, arg_unary=True, arg_only=True)
+    out.integral = True
+    return out
 
 
 __all__ = [

@@ -85,8 +85,15 @@ class SecureNoise:
         """Secret ``x + Laplace(mechanism.scale)`` per entry (Algorithm 12)."""
         return mechanism.add_noise(x)
 
-    def select(self, mechanism: Any, scores: Any, paths: Sequence[Path], *, kind: str) -> Any:
-        """Secret one-hot choice per row of ``scores`` (Algorithm 13)."""
+    def select(
+        self, mechanism: Any, scores: Any, paths: Sequence[Path], *, kind: str, mask: Any = None
+    ) -> Any:
+        """Secret one-hot choice per row of ``scores`` (Algorithm 13, or noisy max).
+
+        ``mask`` (report-noisy-max only): candidates with mask 0 are never chosen.
+        """
+        if mask is not None:
+            return mechanism.select(scores, mask=mask)
         return mechanism.select(scores)
 
 
@@ -169,7 +176,9 @@ class FixedNoise(SecureNoise):
         noise = np.stack([self.laplace_values(p, size) for p in paths]) * mechanism.scale
         return x + mechanism.sectype.array(noise.reshape(x.shape))
 
-    def select(self, mechanism: Any, scores: Any, paths: Sequence[Path], *, kind: str) -> Any:
+    def select(
+        self, mechanism: Any, scores: Any, paths: Sequence[Path], *, kind: str, mask: Any = None
+    ) -> Any:
         if _is_discrete(mechanism):
             q = to_fixed_point(scores, mechanism.sectype)
             d = q.shape[-1]
@@ -180,7 +189,7 @@ class FixedNoise(SecureNoise):
                 ]
             )
             noisy = q + mechanism.sectype.array(noise.reshape(q.shape))
-            return argmax_first(noisy, mechanism.noise_bound)
+            return argmax_first(noisy, mechanism.noise_bound, mask)
         u = np.array([self.uniform_value(kind, p) for p in paths], dtype=float)
         uniforms = mechanism.sectype.array(u.reshape(len(paths), 1))
         with _fixed_uniforms(uniforms):

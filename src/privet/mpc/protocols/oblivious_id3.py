@@ -110,15 +110,13 @@ def split_penalty(mechanism: Any, n_records: int, n_candidates: int = 1) -> int:
       (:func:`privet.mpc.fixedpoint.exp2_neg`), so ``P = ceil((f + 2) ln 2 *
       scale)`` gives used attributes weight exactly 0.
     * Report-noisy-max (:class:`~privet.mpc.discrete.SecureReportNoisyMax`):
-      the noise is at most ``b`` in absolute value, so ``P = 2 b + 1`` puts
-      every used attribute's noisy score below every available one's.
+      no penalty (0): the used attributes are masked out of the argmax
+      (``mask=R``), which costs no integer range.
     """
     if isinstance(mechanism, SecureReportNoisyMax):
         bound = int(mechanism.noise_bound)
-        penalty = 2 * bound + 1
-        keys = (n_records + penalty + 2 * bound + 1) * n_candidates + n_candidates
-        check_range("the noisy split keys", keys, mechanism.sectype)
-        return penalty
+        check_range("the noisy split keys", n_records + 2 * bound + 2, mechanism.sectype)
+        return 0
     f = mechanism.sectype.frac_length
     penalty = math.ceil((f + 2) * math.log(2.0) * mechanism.scale)
     check_range("the penalised split scores", penalty + 1, mechanism.sectype)
@@ -198,10 +196,13 @@ async def oblivious_id3(
         if split == "exact":  # steps 14-16: y x R, argmax, indicator vector
             keys = first_max_keys(y + 1, R)
             K = mpc.np_argmax(keys, axis=1, arg_unary=True, arg_only=True)
-        else:  # the sound variant: MPC-EM over the available attributes, index kept secret
-            q = R * (y + penalty)  # used attributes 0, available ones >= penalty
+        else:  # the sound variant: a DP selection over the available attributes, kept secret
             paths = [digits(j, w, level) for j in range(N)]
-            K = noise.select(split_mechanism, q, paths, kind="split")
+            if isinstance(split_mechanism, SecureReportNoisyMax):
+                K = noise.select(split_mechanism, y, paths, kind="split", mask=R)
+            else:
+                q = R * (y + penalty)  # used attributes 0, available ones >= penalty
+                K = noise.select(split_mechanism, q, paths, kind="split")
         K.integral = True  # exact 0/1: products with it need no truncation
         indicators.append(K)
         R = expand_rows(R - K, w)  # step 22: R - k, the same for all w children

@@ -265,7 +265,7 @@ async def train_partial_mpc_id3(
     check_range("the class counts", n + 1, split_mech.sectype)
     if mpc_noise == "discrete":  # noisy scores and their tie-breaking keys
         bound = n + 2 * max(split_mech.noise_bound, leaf_mech.noise_bound) + 2
-        check_range("the noisy-max keys", bound * len(sizes) + len(sizes), split_mech.sectype)
+        check_range("the noisy-max keys", bound, split_mech.sectype)
     log = RevealLog()
     try:
         D, C = await share_training_data(
