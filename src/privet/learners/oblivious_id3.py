@@ -36,9 +36,11 @@ from privet.learners.partial_mpc_id3 import (
     ClaimRule,
     NoiseAccounting,
     ReferenceOps,
+    estimator_accounting,
     laplace_sensitivity,
     no_claim,
     reference_accounting,
+    refuse_unproven_noise,
     relation_of,
     resolve_noise,
     scope_labels,
@@ -398,13 +400,7 @@ class ObliviousID3Classifier(BaseTreeClassifier):
         )
 
     def _accounting(self, schema: Schema | None) -> NoiseAccounting:
-        return NoiseAccounting(
-            resolve_noise(self.noise, self.backend),
-            self.backend,
-            relation_of(self.ledger),
-            schema.n_features if schema is not None else 1,
-            schema.n_classes if schema is not None else 2,
-        )
+        return estimator_accounting(self, schema)
 
     def privacy_plan(self, schema: Schema | None = None) -> PrivacyPlan:
         """What ``fit`` will charge, from the parameters and the public schema alone.
@@ -452,20 +448,7 @@ class ObliviousID3Classifier(BaseTreeClassifier):
                     "protocol knowingly."
                 ),
             )
-        if not self._accounting(self.schema).proven:
-            refuse_non_private(
-                self,
-                what=(
-                    f"noise='paper' with backend={self.backend!r} samples the leaf noise (and "
-                    "the split selection) in fixed point (seed 000, Alg. 12-13), on a grid "
-                    "with cut tails and rounded weights, for which no DP proof exists."
-                ),
-                fix=(
-                    "Use noise='discrete' (the default in MPC: exact discrete samplers, "
-                    "proven), or pass ledger=Ledger(budget=Guarantee.unbounded()) to run the "
-                    "paper's samplers knowingly."
-                ),
-            )
+        refuse_unproven_noise(self)
 
     # -- fit / predict ---------------------------------------------------------
     def fit(self, X: Any, y: Any) -> ObliviousID3Classifier:

@@ -214,6 +214,36 @@ class NoiseAccounting:
         return Laplace(scale=sens / epsilon, sensitivity=sens), "noisy_histogram"
 
 
+def estimator_accounting(estimator: Any, schema: Schema | None) -> NoiseAccounting:
+    """The accounting of a seed-000 learner (its ``noise``, ``backend``, ``ledger``)."""
+    return NoiseAccounting(
+        resolve_noise(estimator.noise, estimator.backend),
+        estimator.backend,
+        relation_of(estimator.ledger),
+        schema.n_features if schema is not None else 1,
+        schema.n_classes if schema is not None else 2,
+    )
+
+
+def refuse_unproven_noise(estimator: Any) -> None:
+    """Refuse the paper's fixed-point MPC noise on a finite budget, before anything happens."""
+    if estimator_accounting(estimator, estimator.schema).proven:
+        return
+    refuse_non_private(
+        estimator,
+        what=(
+            f"noise='paper' with backend={estimator.backend!r} samples the exponential "
+            "mechanism and the Laplace noise in fixed point (seed 000, Alg. 12-13), on a "
+            "grid with cut tails and rounded weights, for which no DP proof exists."
+        ),
+        fix=(
+            "Use noise='discrete' (the default in MPC: exact discrete samplers, proven), "
+            "or pass ledger=Ledger(budget=Guarantee.unbounded()) to run the paper's "
+            "samplers knowingly."
+        ),
+    )
+
+
 def reference_accounting(relation: NeighbouringRelation) -> NoiseAccounting:
     """The accounting of the paper's mechanisms on the reference path."""
     return NoiseAccounting("paper", "reference", relation, 1, 2)
@@ -622,31 +652,11 @@ class PartialMPCID3Classifier(BaseTreeClassifier):
         return plan_depth(self.max_depth, schema)
 
     def _accounting(self, schema: Schema | None) -> NoiseAccounting:
-        return NoiseAccounting(
-            resolve_noise(self.noise, self.backend),
-            self.backend,
-            relation_of(self.ledger),
-            schema.n_features if schema is not None else 1,
-            schema.n_classes if schema is not None else 2,
-        )
+        return estimator_accounting(self, schema)
 
     def _check_noise(self) -> None:
         """Refuse the paper's fixed-point MPC noise on a finite budget, before anything."""
-        if self._accounting(self.schema).proven:
-            return
-        refuse_non_private(
-            self,
-            what=(
-                f"noise='paper' with backend={self.backend!r} samples the exponential "
-                "mechanism and the Laplace noise in fixed point (seed 000, Alg. 12-13), on a "
-                "grid with cut tails and rounded weights, for which no DP proof exists."
-            ),
-            fix=(
-                "Use noise='discrete' (the default in MPC: exact discrete samplers, proven), "
-                "or pass ledger=Ledger(budget=Guarantee.unbounded()) to run the paper's "
-                "samplers knowingly."
-            ),
-        )
+        refuse_unproven_noise(self)
 
     def _query_epsilon(self, schema: Schema | None) -> float:
         """Budget of one query: ε / (h + 1)."""
