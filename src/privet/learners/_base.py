@@ -17,8 +17,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils._param_validation import InvalidParameterError as SkInvalidParameterError
 from sklearn.utils.validation import check_array, check_is_fitted
 
 from privet.data import Categorical, Numeric, Schema
@@ -29,6 +27,7 @@ from privet.errors import (
     PrivetError,
     SchemaError,
 )
+from privet.learners._params import Interval, StrOptions, validate_params
 from privet.ledger import Guarantee, Ledger, PrivacyPlan, Scope
 
 
@@ -78,10 +77,7 @@ def _plain(v: Any) -> Any:
 
 
 def _validate_params(estimator: BaseEstimator) -> None:
-    try:
-        estimator._validate_params()
-    except SkInvalidParameterError as exc:
-        raise InvalidParameterError(f"{exc} Fix the parameter and call fit again.") from None
+    validate_params(estimator)
     led = getattr(estimator, "ledger", None)
     if led is not None and not isinstance(led, Ledger | Scope):
         raise InvalidParameterError(

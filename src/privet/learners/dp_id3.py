@@ -6,11 +6,11 @@ from numbers import Real
 from typing import Any
 
 import numpy as np
-from sklearn.utils._param_validation import Interval, StrOptions
 
 from privet.data import Schema
 from privet.learners._base import BaseTreeClassifier, _validate_params, plan_depth
 from privet.learners._noise import exponential_select, noisy_counts
+from privet.learners._params import Interval, StrOptions
 from privet.learners._scores import contingency, max_operator
 from privet.learners._tree import TreeBuilder
 from privet.ledger import Claim, Exponential, Laplace, NeighbouringRelation, PrivacyPlan

@@ -60,11 +60,11 @@ from typing import Any
 
 import numpy as np
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions
 
 from privet.data import Schema
 from privet.errors import BudgetExceededError, InvalidParameterError, NotFittedError
 from privet.learners._base import BaseTreeClassifier, _validate_params, plan_depth
+from privet.learners._params import Interval, StrOptions
 from privet.learners._tree import Tree, TreeBuilder
 from privet.learners.oblivious_id3 import ObliviousID3Classifier
 from privet.learners.partial_mpc_id3 import (

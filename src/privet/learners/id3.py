@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from sklearn.utils._param_validation import StrOptions
 
 from privet.learners._base import BaseTreeClassifier, _validate_params
+from privet.learners._params import StrOptions
 from privet.learners._scores import SCORES, contingency
 from privet.learners._tree import TreeBuilder
 

@@ -6,11 +6,10 @@ import math
 from numbers import Integral, Real
 from typing import Any
 
-from sklearn.utils._param_validation import Interval, StrOptions
-
 from privet.data import Schema
 from privet.errors import BudgetExceededError
 from privet.learners._base import BaseTreeClassifier, _validate_params
+from privet.learners._params import Interval, StrOptions
 from privet.learners.partial_mpc_id3 import scope_labels
 from privet.ledger import Claim, Guarantee, Ledger, NonPrivate, PrivacyPlan, Scope
 

@@ -19,7 +19,6 @@ from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
-from sklearn.utils._param_validation import Interval, StrOptions
 
 from privet.data import Schema, one_hot, one_hot_target
 from privet.learners._base import (
@@ -29,6 +28,7 @@ from privet.learners._base import (
     plan_depth,
     refuse_non_private,
 )
+from privet.learners._params import Interval, StrOptions
 from privet.learners._scores import max_scores_one_hot
 from privet.learners._tree import Tree, TreeBuilder, oblivious_predict
 from privet.learners.partial_mpc_id3 import (

@@ -33,7 +33,6 @@ from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
-from sklearn.utils._param_validation import Interval, StrOptions
 
 from privet.data import Schema
 from privet.errors import InvalidParameterError
@@ -44,6 +43,7 @@ from privet.learners._base import (
     plan_depth,
     refuse_non_private,
 )
+from privet.learners._params import Interval, StrOptions
 from privet.learners._scores import contingency, max_operator
 from privet.learners._tree import Tree, TreeBuilder
 from privet.ledger import (
