@@ -72,13 +72,10 @@ from typing import Any
 import numpy as np
 
 from privet.data import load_dataset
+from privet.learners.mpc_id3.host import run_mpc_id3
+from privet.learners.oblivious_id3.host import run_oblivious_id3, run_oblivious_predict
+from privet.learners.partial_mpc_id3.host import run_partial_mpc_id3
 from privet.mpc import MPCPartyError
-from privet.mpc.protocols.host import (
-    run_mpc_id3,
-    run_oblivious_id3,
-    run_oblivious_predict,
-    run_partial_mpc_id3,
-)
 
 RESULTS = Path(__file__).resolve().parent / "results"
 EPSILON = 1.0

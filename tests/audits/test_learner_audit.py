@@ -33,7 +33,7 @@ from privet.audits.learner_audit import (
 )
 from privet.data import load_dataset
 from privet.errors import InvalidParameterError
-from privet.learners._scores import contingency, max_operator
+from privet.learners._trees.scores import contingency, max_operator
 
 CONFIDENCE = 0.999
 

@@ -152,14 +152,14 @@ def _build_mpc_id3(*, epsilon: float, max_depth: int, schema: Any, ledger: Any) 
 class ProtocolObliviousID3:
     """ODP+FMPC-ID3 trained and queried through the MPyC protocol (seed 000, Alg. 1 and 4).
 
-    A thin estimator over :func:`privet.mpc.protocols.run_oblivious_id3` and
-    :func:`~privet.mpc.protocols.run_oblivious_predict`: the secret tree is
+    A thin estimator over :func:`privet.learners.oblivious_id3.host.run_oblivious_id3` and
+    :func:`~privet.learners.oblivious_id3.host.run_oblivious_predict`: the secret tree is
     trained by ``parties`` party processes (``backend="mpc"``) or MPyC's
     one-party runtime (``backend="local"``), and each prediction runs the
     oblivious prediction protocol, which reveals only the labels. Budgets,
     plan and charges are those of :class:`~privet.learners.ObliviousID3Classifier`
     (the charges replayed from the run by
-    :func:`~privet.mpc.protocols.replay.charge_oblivious_run`), so the ledger
+    :func:`~privet.learners.oblivious_id3.replay.charge_oblivious_run`), so the ledger
     proves what it proves for the reference path.
     """
 
@@ -362,7 +362,7 @@ def _registry() -> dict[str, LearnerSpec]:
             ),
         ),
         (
-            "privet.mpc.protocols.host",
+            "privet.learners.oblivious_id3.host",
             LearnerSpec(
                 name="oblivious_id3_exact_mpc",
                 title="ODP+FMPC-ID3 split='exact' through the MPyC protocol (3 parties)",
@@ -373,7 +373,7 @@ def _registry() -> dict[str, LearnerSpec]:
             ),
         ),
         (
-            "privet.mpc.protocols.host",
+            "privet.learners.oblivious_id3.host",
             LearnerSpec(
                 name="oblivious_id3_exact_local",
                 title="ODP+FMPC-ID3 split='exact' through the protocol (MPyC, one party)",
@@ -383,7 +383,7 @@ def _registry() -> dict[str, LearnerSpec]:
             ),
         ),
         (
-            "privet.mpc.protocols.host",
+            "privet.learners.oblivious_id3.host",
             LearnerSpec(
                 name="oblivious_id3_mpc",
                 title="ODP+FMPC-ID3 split='exponential' through the MPyC protocol (3 parties)",

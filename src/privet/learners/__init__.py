@@ -2,12 +2,19 @@
 
 Every learner has ``epsilon``, ``ledger`` and a ``privacy_plan()`` that works
 without data; ``fit`` reserves the plan before it reads the data.
+
+Layout: one package per paper system, holding its estimator, its plaintext
+reference path and its MPC program side by side; the shared tree code lives
+below them in ``_trees`` (plaintext) and ``_protocols`` (MPC programs). The
+packages never import each other, except the forests of seed 000 (App. D),
+which are built from the seed-000 trees. See ``docs/architecture.md``.
 """
 
 from privet.learners._base import PrivacyWarning
 from privet.learners.dp_id3 import DPID3Classifier
 from privet.learners.forest import DPExtraTreesClassifier, DPRandomForestClassifier
 from privet.learners.id3 import ID3Classifier
+from privet.learners.mpc_id3 import MPCID3Classifier
 from privet.learners.oblivious_id3 import ObliviousID3Classifier
 from privet.learners.partial_mpc_id3 import PartialMPCID3Classifier
 
@@ -16,6 +23,7 @@ __all__ = [
     "DPID3Classifier",
     "DPRandomForestClassifier",
     "ID3Classifier",
+    "MPCID3Classifier",
     "ObliviousID3Classifier",
     "PartialMPCID3Classifier",
     "PrivacyWarning",

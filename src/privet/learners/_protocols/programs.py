@@ -1,0 +1,180 @@
+"""What the party programs of the seed-000 protocols share (each system's ``program`` module holds its own), for :func:`privet.mpc.launch` / ``run_local``.
+
+Each data owner is a party holding some rows (horizontal partition): it reads
+its own rows (integer codes under the public schema), one-hot encodes them
+locally with the public domain sizes and inputs them as secret shares
+(seed 000, App. C.1, Algorithm 11: the servers stack the owners' encodings).
+A party without rows inputs nothing. The public arguments are the schema's
+domain sizes, the number of classes and each owner's number of rows.
+
+``data`` is a path to the owner's ``.npz`` file (``codes`` (n_i, m) and ``y``
+(n_i,)), or a dict of the same arrays (in-process runs), or None.
+
+Run by hand on three hosts, e.g.::
+
+    python -m privet.mpc.party privet.learners.mpc_id3.program:train_mpc_id3 \\
+        --args '{"data": "mine.npz", "rows": [600, 600, 528], "sizes": [4,4,4,3,3,3],
+                 "n_classes": 4, "depth": 3}' -P a:11365 -P b:11365 -P c:11365 -I 0
+
+``_testing_noise`` (an int seed) replaces the privacy noise by public noise
+for agreement tests; it is refused unless the party's environment allows it
+(see :mod:`privet.learners._protocols.noise`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from privet.data import one_hot, one_hot_target
+from privet.errors import InvalidParameterError
+from privet.learners._protocols.common import (
+    flat_one_hot,
+)
+from privet.mpc.discrete import SecureDiscreteLaplace, SecureReportNoisyMax, secure_bernoulli
+from privet.mpc.mechanisms import SecureExponentialMechanism, SecureLaplace
+from privet.mpc.party import PartyContext
+from privet.mpc.sharing import add_reveal_hook, share_horizontal
+
+
+def load_rows(data: Any, n_attributes: int) -> tuple[np.ndarray, np.ndarray]:
+    """This owner's (codes, y), from a path, a dict of arrays, or None (no rows)."""
+    if data is None:
+        return np.zeros((0, n_attributes), dtype=np.int64), np.zeros(0, dtype=np.int64)
+    if isinstance(data, dict):
+        codes, y = data["codes"], data["y"]
+    else:
+        with np.load(Path(data)) as f:
+            codes, y = f["codes"], f["y"]
+    codes = np.asarray(codes, dtype=np.int64).reshape(-1, n_attributes)
+    return codes, np.asarray(y, dtype=np.int64).reshape(-1)
+
+
+async def share_training_data(
+    ctx: PartyContext,
+    data: Any,
+    rows: Sequence[int],
+    sizes: Sequence[int],
+    n_classes: int,
+    sectype: type,
+    *,
+    width: int | None = None,
+    sample_rate: float | None = None,
+) -> tuple[Any, Any]:
+    """Input every owner's one-hot rows; return secret (D, C).
+
+    ``width=None``: D is (n, sum(sizes)), real widths (trees that are opened);
+    otherwise D is (n, m, width) with zero dummy columns (App. C.1).
+
+    ``sample_rate=g``: a Poisson subsample drawn inside MPC (App. D.1 forests).
+    Each record's class vector is multiplied by a secret Bernoulli coin
+    (probability floor(g 2**40) / 2**40 <= g), so an unsampled record adds
+    nothing to any count or score; nobody learns which records, or how many,
+    were sampled, which is what the amplification argument assumes.
+    """
+    rows = [int(r) for r in rows]
+    if len(rows) != ctx.n_parties:
+        raise InvalidParameterError(
+            f"rows must give the number of rows of each of the {ctx.n_parties} parties, got {rows}."
+        )
+    m = len(sizes)
+    codes, y = load_rows(data, m)
+    if codes.shape[0] != rows[ctx.pid]:
+        raise InvalidParameterError(
+            f"party {ctx.pid} holds {codes.shape[0]} rows but rows[{ctx.pid}] = "
+            f"{rows[ctx.pid]} was announced."
+        )
+    if width is None:
+        D_local = flat_one_hot(codes, sizes)
+    else:
+        D_local = one_hot(codes, list(sizes), width=width, flat=True, dtype=np.int64)
+    C_local = one_hot_target(y, n_classes, dtype=np.int64)
+    local = np.hstack([D_local, C_local])
+    cols = local.shape[1]
+    shared = await share_horizontal(local, sectype, shapes=[(r, cols) for r in rows])
+    n = sum(rows)
+    split = cols - n_classes
+    D = shared[:, :split]
+    if width is not None:
+        D = D.reshape(n, m, width)
+    C = shared[:, split:]
+    if sample_rate is not None:
+        C = C * secure_bernoulli(sectype, (n, 1), float(sample_rate))
+        C.integral = True
+    return D, C
+
+
+class RevealLog:
+    """Records every opening (label, shape, entry) of this party: the audit trail."""
+
+    def __init__(self) -> None:
+        self.events: list[dict[str, Any]] = []
+        self._remove = add_reveal_hook(self._record)
+
+    def _record(self, event: Any) -> None:
+        entry = event.entry
+        self.events.append(
+            {
+                "label": event.label,
+                "shape": list(event.shape),
+                "entry": None if entry is None else type(entry).__name__,
+                "entry_repr": None if entry is None else repr(entry),
+            }
+        )
+
+    def close(self) -> list[dict[str, Any]]:
+        self._remove()
+        return self.events
+
+
+MPC_NOISES = ("fixed_point", "discrete")
+
+
+def _mechanisms(
+    leaf: str,
+    split_epsilon: float | None,
+    leaf_epsilon: float,
+    bit_length: int,
+    frac_length: int | None,
+    clip_threshold: float | None,
+    laplace_method: str,
+    laplace_sensitivity: float = 1.0,
+    mpc_noise: str = "fixed_point",
+    security_bits: int = 40,
+) -> tuple[Any, Any]:
+    """The split and leaf mechanisms of a run.
+
+    ``mpc_noise="fixed_point"``: the paper's Algorithms 12-13 (no proven DP);
+    ``"discrete"``: exact discrete Laplace and report-noisy-max
+    (:mod:`privet.mpc.discrete`), which replace Laplace and the exponential
+    mechanism with a proven (epsilon, delta).
+    """
+    if mpc_noise not in MPC_NOISES:
+        raise InvalidParameterError(f"mpc_noise must be one of {MPC_NOISES}, got {mpc_noise!r}.")
+    types = {"bit_length": bit_length, "frac_length": frac_length}
+    if mpc_noise == "discrete":
+        select = {**types, "security_bits": security_bits}
+
+        def selection(eps: float) -> Any:
+            return SecureReportNoisyMax(epsilon=eps, **select)
+
+        def laplace(eps: float) -> Any:
+            return SecureDiscreteLaplace(
+                epsilon=eps, sensitivity=round(laplace_sensitivity), **select
+            )
+    else:
+
+        def selection(eps: float) -> Any:
+            return SecureExponentialMechanism(epsilon=eps, clip_threshold=clip_threshold, **types)
+
+        def laplace(eps: float) -> Any:
+            return SecureLaplace(
+                epsilon=eps, sensitivity=laplace_sensitivity, method=laplace_method, **types
+            )
+
+    split = None if split_epsilon is None else selection(split_epsilon)
+    leaf_mech = laplace(leaf_epsilon) if leaf == "laplace" else selection(leaf_epsilon)
+    return split, leaf_mech

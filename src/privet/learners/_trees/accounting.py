@@ -1,0 +1,257 @@
+"""What each step of the seed-000 tree growers is charged, and the paper's claims.
+
+:class:`NoiseAccounting` turns a learner's noise choice (the paper's mechanisms,
+OpenDP's exact samplers, or the discrete samplers of the sound MPC path) into
+the ledger entries of a split selection and a leaf release; the plan, the
+reference path and the replay of a protocol run all take their entries from it,
+so what is reserved is exactly what is charged. Shared by CDP+PMPC-ID3,
+ODP+FMPC-ID3 and the forests built from them.
+"""
+
+from __future__ import annotations
+
+import functools
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from privet.data import Schema
+from privet.learners._base import (
+    refuse_non_private,
+)
+from privet.ledger import (
+    ApproxDP,
+    Claim,
+    Entry,
+    Exponential,
+    Laplace,
+    NeighbouringRelation,
+    NonPrivate,
+)
+from privet.mechanisms import (
+    ExponentialMechanism,
+    NoisyHistogram,
+    NoisyMax,
+    ReportNoisyMax,
+    make_exponential,
+    make_noisy_histogram,
+    make_report_noisy_max,
+)
+from privet.mechanisms.bitwise_geometric import discrete_laplace_delta, noisy_max_delta
+
+CLAIM_SOURCE = "seed 000, App. B, Alg. 7-10 (CDP+PMPC-ID3)"
+
+
+#: ``rule(kind, epsilon) -> Claim | None``: the paper's claim for one charge, where
+#: ``kind`` is ``"split"`` or ``"leaf"`` and ``epsilon`` the charge's budget.
+ClaimRule = Callable[[str, float], Claim | None]
+
+
+def paper_claim(source: str, *, scale: float = 1.0, note: str = "") -> ClaimRule:
+    """A claim rule that claims ``scale * epsilon`` for every charge."""
+
+    def rule(kind: str, epsilon: float) -> Claim:
+        return Claim(scale * epsilon, source=source, note=note)
+
+    return rule
+
+
+def no_claim(kind: str, epsilon: float) -> None:
+    """A claim rule for steps the paper makes no statement about."""
+    return None
+
+
+def laplace_sensitivity(relation: NeighbouringRelation) -> float:
+    """L1 sensitivity of a class histogram: 1 (add/remove), 2 (replace-one)."""
+    return 1.0 if relation is NeighbouringRelation.ADD_REMOVE else 2.0
+
+
+def leaf_entry(leaf: str, epsilon: float, relation: NeighbouringRelation) -> Entry:
+    """Ledger entry of one DP leaf update (App. A.2.4) at ``epsilon``."""
+    if leaf == "exponential":
+        # Counts as utilities: one record moves each count by at most 1.
+        return Exponential(epsilon=epsilon, sensitivity=1.0)
+    sens = laplace_sensitivity(relation)
+    return Laplace(scale=sens / epsilon, sensitivity=sens)
+
+
+def leaf_mechanism(leaf: str) -> str:
+    return "exponential" if leaf == "exponential" else "noisy_histogram"
+
+
+NOISES = ("paper", "discrete")
+
+
+FIXED_POINT_REASON = (
+    "fixed-point Laplace / exponential mechanism of seed 000 (Alg. 12-13) run in MPC: "
+    "noise on a grid with its tails cut, weights rounded (and clipped at -5 in the paper); "
+    "no DP guarantee is proven for what is sampled (cf. Mironov 2012)"
+)
+
+
+def resolve_noise(noise: str | None, backend: str) -> str:
+    """``None`` picks the samplers whose guarantee is proven on each backend.
+
+    ``"paper"`` on the reference path (OpenDP's exact samplers of the paper's
+    mechanisms), ``"discrete"`` in MPC, where the paper's fixed-point samplers
+    have no proof.
+    """
+    if noise is None:
+        return "paper" if backend == "reference" else "discrete"
+    return noise
+
+
+@dataclass(frozen=True)
+class NoiseAccounting:
+    """What one DP step of the ID3 family is charged, for a noise choice and a backend.
+
+    The plan, the reference path and the replay of a protocol run all take
+    their entries from here, so what is reserved is what is charged.
+
+    =============  ========================================  =================================
+    noise          reference (OpenDP, plaintext)             MPC (``backend="mpc"|"local"``)
+    =============  ========================================  =================================
+    ``"paper"``    exponential mechanism (Gumbel), discrete  Alg. 12-13 in fixed point:
+                   Laplace leaves: ``Exponential``,          ``NonPrivate`` (no proof), with
+                   ``Laplace`` entries, pure epsilon         the paper's epsilon as claim
+    ``"discrete"`` report-noisy-max with discrete Laplace    the same, sampled exactly on
+                   noise, discrete Laplace leaves: pure      shares (:mod:`privet.mpc.discrete`):
+                   epsilon (``NoisyMax``, ``Laplace``)       ``ApproxDP(eps, delta ~ 1e-12)``
+    =============  ========================================  =================================
+
+    Parameters
+    ----------
+    noise : {"paper", "discrete"}
+    backend : {"reference", "mpc", "local"}
+    relation : NeighbouringRelation
+        The ledger's; sets the leaf histograms' L1 sensitivity.
+    n_candidates : int
+        Candidates of a selection (the number of attributes: an upper bound
+        at every node, so one delta serves the whole plan).
+    n_classes : int
+    security_bits : int, default=40
+        Of the MPC discrete samplers.
+    """
+
+    noise: str
+    backend: str
+    relation: NeighbouringRelation
+    n_candidates: int
+    n_classes: int
+    security_bits: int = 40
+
+    @property
+    def in_mpc(self) -> bool:
+        return self.backend != "reference"
+
+    @property
+    def mpc_noise(self) -> str:
+        """The protocol's sampler: ``"fixed_point"`` (paper) or ``"discrete"``."""
+        return "fixed_point" if self.noise == "paper" else "discrete"
+
+    @property
+    def proven(self) -> bool:
+        """Whether the DP steps have a proven guarantee (not the paper's fixed point in MPC)."""
+        return not (self.in_mpc and self.noise == "paper")
+
+    def selection(self, epsilon: float) -> tuple[Entry, str]:
+        """Entry and mechanism name of one split (or EM leaf) selection at ``epsilon``."""
+        if self.in_mpc and self.noise == "paper":
+            return NonPrivate(reason=FIXED_POINT_REASON), "secure exponential (MPC, Alg. 13)"
+        if self.in_mpc:
+            delta = noisy_max_delta(epsilon, 1.0, max(self.n_candidates, 1), self.security_bits)
+            return (
+                ApproxDP(epsilon=epsilon, delta=delta),
+                "secure report-noisy-max (MPC, discrete Laplace)",
+            )
+        if self.noise == "discrete":
+            return (
+                NoisyMax(epsilon=epsilon, sensitivity=1.0, noise="discrete_laplace"),
+                "report_noisy_max",
+            )
+        return Exponential(epsilon=epsilon, sensitivity=1.0), "exponential"
+
+    def leaf(self, leaf: str, epsilon: float) -> tuple[Entry, str]:
+        """Entry and mechanism name of one DP leaf update at ``epsilon``."""
+        if leaf == "exponential":
+            return self.selection(epsilon)
+        sens = laplace_sensitivity(self.relation)
+        if self.in_mpc and self.noise == "paper":
+            return NonPrivate(reason=FIXED_POINT_REASON), "secure laplace (MPC, Alg. 12)"
+        if self.in_mpc:
+            delta = discrete_laplace_delta(epsilon, sens, self.n_classes, self.security_bits)
+            return ApproxDP(epsilon=epsilon, delta=delta), "secure discrete laplace (MPC)"
+        return Laplace(scale=sens / epsilon, sensitivity=sens), "noisy_histogram"
+
+
+def estimator_accounting(estimator: Any, schema: Schema | None) -> NoiseAccounting:
+    """The accounting of a seed-000 learner (its ``noise``, ``backend``, ``ledger``)."""
+    return NoiseAccounting(
+        resolve_noise(estimator.noise, estimator.backend),
+        estimator.backend,
+        relation_of(estimator.ledger),
+        schema.n_features if schema is not None else 1,
+        schema.n_classes if schema is not None else 2,
+    )
+
+
+def refuse_unproven_noise(estimator: Any) -> None:
+    """Refuse the paper's fixed-point MPC noise on a finite budget, before anything happens."""
+    if estimator_accounting(estimator, estimator.schema).proven:
+        return
+    refuse_non_private(
+        estimator,
+        what=(
+            f"noise='paper' with backend={estimator.backend!r} samples the exponential "
+            "mechanism and the Laplace noise in fixed point (seed 000, Alg. 12-13), on a "
+            "grid with cut tails and rounded weights, for which no DP proof exists."
+        ),
+        fix=(
+            "Use noise='discrete' (the default in MPC: exact discrete samplers, proven), "
+            "or pass ledger=Ledger(budget=Guarantee.unbounded()) to run the paper's "
+            "samplers knowingly."
+        ),
+    )
+
+
+def reference_accounting(relation: NeighbouringRelation) -> NoiseAccounting:
+    """The accounting of the paper's mechanisms on the reference path."""
+    return NoiseAccounting("paper", "reference", relation, 1, 2)
+
+
+@functools.lru_cache(maxsize=512)
+def _exponential(
+    epsilon: float, sensitivity: float, relation: NeighbouringRelation
+) -> ExponentialMechanism:
+    return make_exponential(epsilon, sensitivity=sensitivity, relation=relation)
+
+
+@functools.lru_cache(maxsize=512)
+def _noisy_max(epsilon: float, relation: NeighbouringRelation) -> ReportNoisyMax:
+    return make_report_noisy_max(epsilon, noise="discrete_laplace", relation=relation)
+
+
+@functools.lru_cache(maxsize=512)
+def _histogram(epsilon: float, relation: NeighbouringRelation) -> NoisyHistogram:
+    # L1 sensitivity 1 (add/remove) or 2 (replace-one), picked from the relation.
+    return make_noisy_histogram(epsilon, relation=relation)
+
+
+def relation_of(ledger: Any) -> NeighbouringRelation:
+    """The relation of a ``ledger`` parameter (Ledger, Scope or None)."""
+    led = getattr(ledger, "ledger", ledger)
+    return led.relation if led is not None else NeighbouringRelation.ADD_REMOVE
+
+
+def secure_rng() -> np.random.Generator:
+    """A generator seeded with 256 bits of OS entropy, for privacy randomness.
+
+    Used for Poisson sampling coins and for breaking ties between equal noisy
+    counts. Never seeded from ``random_state``: an adversary who knows the
+    seed would know the sample. PCG64DXSM is a statistical generator, not a
+    cryptographic one (the same choice as the numpy samplers of privet).
+    """
+    return np.random.Generator(np.random.PCG64DXSM(secrets.randbits(256)))

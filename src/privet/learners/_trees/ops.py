@@ -1,0 +1,192 @@
+"""The data operations of the seed-000 tree growers on plaintext data.
+
+:class:`ReferenceOps` is the *ops object* of Algorithms 1 and 7: MPC-Count,
+MPC-Score, MPC-Partition and the DP releases (which charge their scope before
+they draw). The growers (``grow_partial_mpc``, ``grow_oblivious``) only call
+these methods, so a protocol backend or a test hook substitutes its own ops
+object and the control flow, and with it the ledger's charges, stays the same.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from privet.data import Schema
+from privet.errors import InvalidParameterError
+from privet.learners._trees.accounting import (
+    _exponential,
+    _histogram,
+    _noisy_max,
+    secure_rng,
+)
+from privet.learners._trees.scores import contingency, max_operator
+from privet.ledger import (
+    Claim,
+    Scope,
+)
+
+
+class ReferenceOps:
+    """The data operations of Algorithms 1 and 7 on plaintext data.
+
+    A node's data is the array of its row indices (the protocol's secret
+    indicator vector ``T``). The DP releases (:meth:`select`,
+    :meth:`release_leaves`) charge their scope *before* drawing, through
+    :mod:`privet.mechanisms`, so a refused charge reveals nothing. A protocol
+    backend supplies the same methods: ``all_rows``, ``count``, ``scores``,
+    ``partition``, ``select``, ``release_leaves`` and ``label``.
+
+    Parameters
+    ----------
+    codes : ndarray of shape (n, m)
+        Integer attribute codes.
+    y_codes : ndarray of shape (n,)
+        Class codes.
+    sizes : sequence of int
+        Public domain size of each attribute.
+    n_classes : int
+    caller : str
+        Learner name written on every charge.
+    noise : {"paper", "discrete"}, default="paper"
+        Selections by the exponential mechanism (paper) or by report-noisy-max
+        with discrete Laplace noise (the distribution of the sound MPC path).
+    """
+
+    def __init__(
+        self,
+        codes: np.ndarray,
+        y_codes: np.ndarray,
+        sizes: Sequence[int],
+        n_classes: int,
+        *,
+        caller: str,
+        noise: str = "paper",
+    ) -> None:
+        self.codes = np.asarray(codes, dtype=np.int64)
+        self.y = np.asarray(y_codes, dtype=np.int64)
+        self.sizes = tuple(int(s) for s in sizes)
+        self.n_classes = int(n_classes)
+        self.caller = caller
+        self.noise = noise
+        self._rng: np.random.Generator | None = None
+
+    @property
+    def n_attributes(self) -> int:
+        return len(self.sizes)
+
+    def all_rows(self) -> np.ndarray:
+        return np.arange(self.codes.shape[0])
+
+    # -- computations that stay secret in the protocol -------------------------
+    def count(self, rows: np.ndarray) -> np.ndarray:
+        """MPC-Count: class frequencies of a node (Alg. 1 steps 5-7)."""
+        return np.bincount(self.y[rows], minlength=self.n_classes)
+
+    def scores(self, rows: np.ndarray, attrs: Sequence[int]) -> np.ndarray:
+        """MPC-Score: max-operator score (Eq. 1, sensitivity 1) of each attribute."""
+        ys = self.y[rows]
+        return np.array(
+            [
+                max_operator(contingency(self.codes[rows, a], ys, self.sizes[a], self.n_classes))
+                for a in attrs
+            ],
+            dtype=float,
+        )
+
+    def partition(self, rows: np.ndarray, attr: int) -> list[np.ndarray]:
+        """MPC-Partition: the rows of each value of ``attr``, in code order."""
+        col = self.codes[rows, attr]
+        order = np.argsort(col, kind="stable")
+        bounds = np.searchsorted(col[order], np.arange(self.sizes[attr] + 1))
+        return [rows[order[bounds[v] : bounds[v + 1]]] for v in range(self.sizes[attr])]
+
+    # -- DP releases: charge, then draw ----------------------------------------
+    def select(
+        self,
+        scope: Scope,
+        utilities: np.ndarray,
+        *,
+        epsilon: float,
+        step: str,
+        claim: Claim | None,
+        sensitivity: float = 1.0,
+    ) -> int:
+        """MPC-EM (Alg. 13): index i with probability ∝ exp(ε u_i / (2Δ)).
+
+        Used for the split attribute (Alg. 8) and the exponential-mechanism leaf
+        (Alg. 10). Gumbel report-noisy-max is the same distribution. With
+        ``noise="discrete"``: report-noisy-max with discrete Laplace noise of
+        scale 2Δ/ε, first maximum (the sound MPC path's selection).
+        """
+        mech: Any
+        if self.noise == "discrete":
+            if float(sensitivity) != 1.0:
+                raise InvalidParameterError(
+                    "the discrete noisy-max selection is built for sensitivity 1 (max-operator "
+                    f"scores, counts); got {sensitivity}."
+                )
+            mech = _noisy_max(float(epsilon), scope.ledger.relation)
+        else:
+            mech = _exponential(float(epsilon), float(sensitivity), scope.ledger.relation)
+        pick = mech(
+            np.asarray(utilities, dtype=float),
+            scope=scope,
+            caller=self.caller,
+            step=step,
+            claim=claim,
+        )
+        return int(pick)
+
+    def release_leaves(
+        self,
+        leaves: Sequence[tuple[Scope, np.ndarray]],
+        *,
+        leaf: str,
+        epsilon: float,
+        claim: Claim | None,
+        step: str = "leaf",
+    ) -> list[np.ndarray]:
+        """DP leaf updates of a tree's leaves, given each leaf's scope and rows.
+
+        ``"laplace"``: MPC-LM (Alg. 12) on every class count, the noisy counts
+        revealed (Alg. 9); ``"exponential"``: an EM label per leaf (Alg. 10),
+        returned one-hot. The tree's shape never depends on its leaves, so the
+        growers release the leaves together once the splits are done, as a
+        protocol gathers its MPC-LM calls; each leaf is charged in its own
+        scope before its value is drawn.
+        """
+        eye = np.eye(self.n_classes)
+        out: list[np.ndarray] = []
+        for sc, rows in leaves:
+            counts = self.count(rows)
+            if leaf == "exponential":
+                out.append(eye[self.select(sc, counts, epsilon=epsilon, step=step, claim=claim)])
+                continue
+            hist = _histogram(float(epsilon), sc.ledger.relation)
+            noisy = hist(counts, scope=sc, caller=self.caller, step=step, claim=claim)
+            out.append(np.asarray(noisy, dtype=float))
+        return out
+
+    def label(self, value: np.ndarray) -> np.ndarray:
+        """The one-hot argmax of a leaf's noisy counts (Alg. 1 step 10).
+
+        Post-processing. Ties break uniformly at random: with discrete Laplace
+        noise they are frequent at large epsilon, and the paper's continuous
+        Laplace has none.
+        """
+        top = np.flatnonzero(value == value.max())
+        label = int(top[0])
+        if top.size > 1:
+            if self._rng is None:
+                self._rng = secure_rng()
+            label = int(top[self._rng.integers(top.size)])
+        return np.eye(self.n_classes)[label]
+
+
+def scope_labels(schema: Schema, attr: int) -> list[str]:
+    """Labels of the ledger scopes of a split on ``attr``."""
+    name = schema.feature_names[attr]
+    return [f"{name}={lab}" for lab in schema.attributes[attr].labels]

@@ -1,0 +1,52 @@
+"""Run MPC-ID3 from the host: split the rows over the owners, launch, collect the tree.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from privet.learners._protocols.host import (
+    TreeRun,
+    _tree_run,
+    run_program,
+)
+
+PROGRAMS = "privet.learners.mpc_id3.program"
+
+
+def run_mpc_id3(
+    codes: np.ndarray,
+    y_codes: np.ndarray,
+    sizes: Sequence[int],
+    n_classes: int,
+    *,
+    depth: int,
+    bit_length: int | None = None,
+    backend: str = "mpc",
+    parties: int = 3,
+    timeout: float = 60.0,
+    run_timeout: float | None = None,
+) -> TreeRun:
+    """MPC-ID3 (max operator, no DP, tree opened) on the rows split over ``parties`` owners.
+
+    ``bit_length=None``: the smallest exact secure-integer length for the data.
+    """
+    args = {
+        "sizes": [int(s) for s in sizes],
+        "n_classes": int(n_classes),
+        "depth": int(depth),
+        "bit_length": None if bit_length is None else int(bit_length),
+    }
+    result = run_program(
+        f"{PROGRAMS}:train_mpc_id3",
+        args,
+        codes,
+        y_codes,
+        backend=backend,
+        parties=parties,
+        timeout=timeout,
+        run_timeout=run_timeout,
+    )
+    return _tree_run(result, args)

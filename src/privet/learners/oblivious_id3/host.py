@@ -1,0 +1,193 @@
+"""Run ODP+FMPC-ID3 from the host: train a secret-shared model, predict obliviously.
+"""
+
+from __future__ import annotations
+
+import pickle
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from privet.errors import InvalidParameterError
+from privet.learners._protocols.host import (
+    PredictRun,
+    _check_backend,
+    run_program,
+)
+from privet.mpc.launcher import launch, run_local
+from privet.mpc.stats import RunStats
+
+PROGRAMS = "privet.learners.oblivious_id3.program"
+
+
+@dataclass(frozen=True)
+class SharedModel:
+    """The secret ODP+FMPC-ID3 tree: every party's shares, as the servers would store them.
+
+    Attributes
+    ----------
+    shares : tuple of dict
+        Party i's shares (Shamir, evaluation point i + 1) and the model's
+        public shape: ``width``, ``n_attributes``, ``n_classes``, ``depth``.
+    reveals : tuple of dict
+        Party 0's log of openings during training (empty: nothing is opened).
+    stats : RunStats
+    testing_noise : bool
+    params : dict
+        The public parameters of the run.
+    """
+
+    shares: tuple[dict[str, Any], ...]
+    reveals: tuple[dict[str, Any], ...]
+    stats: RunStats = field(repr=False)
+    testing_noise: bool = False
+    params: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def n_parties(self) -> int:
+        return len(self.shares)
+
+    @property
+    def depth(self) -> int:
+        return len(self.shares[0]["arrays"]) - 1
+
+    def reconstruct(self) -> dict[str, Any]:
+        """Recombine the secret tree: for tests and debugging only (it defeats the protocol)."""
+        from privet.learners.oblivious_id3.protocol import reconstruct
+
+        return reconstruct(self.shares)
+
+
+def run_oblivious_id3(
+    codes: np.ndarray,
+    y_codes: np.ndarray,
+    sizes: Sequence[int],
+    n_classes: int,
+    *,
+    depth: int,
+    split: str = "exact",
+    split_epsilon: float | None = None,
+    leaf_epsilon: float = 1.0,
+    leaf: str = "laplace",
+    width: int | None = None,
+    bit_length: int = 32,
+    frac_length: int | None = None,
+    clip_threshold: float | None = None,
+    laplace_sensitivity: float = 1.0,
+    mpc_noise: str = "fixed_point",
+    security_bits: int = 40,
+    sample_rate: float | None = None,
+    backend: str = "mpc",
+    parties: int = 3,
+    timeout: float = 60.0,
+    run_timeout: float | None = None,
+    _testing_noise: int | None = None,
+) -> SharedModel:
+    """ODP+FMPC-ID3 (Alg. 1): train the secret complete tree; return every party's shares.
+
+    ``split_epsilon`` is the per-level split budget of the sound variant
+    (``split="exponential"``); ``leaf_epsilon`` the budget of each leaf.
+    """
+    args: dict[str, Any] = {
+        "sizes": [int(s) for s in sizes],
+        "n_classes": int(n_classes),
+        "depth": int(depth),
+        "width": None if width is None else int(width),
+        "split": split,
+        "split_epsilon": None if split_epsilon is None else float(split_epsilon),
+        "leaf_epsilon": float(leaf_epsilon),
+        "leaf": leaf,
+        "bit_length": int(bit_length),
+        "frac_length": frac_length,
+        "clip_threshold": clip_threshold,
+        "laplace_sensitivity": float(laplace_sensitivity),
+        "mpc_noise": mpc_noise,
+        "security_bits": int(security_bits),
+        "sample_rate": None if sample_rate is None else float(sample_rate),
+    }
+    if _testing_noise is not None:
+        args["_testing_noise"] = int(_testing_noise)
+    result = run_program(
+        f"{PROGRAMS}:train_oblivious_id3",
+        args,
+        codes,
+        y_codes,
+        backend=backend,
+        parties=parties,
+        timeout=timeout,
+        run_timeout=run_timeout,
+    )
+    return SharedModel(
+        shares=tuple(r["shares"] for r in result.results),
+        reveals=tuple(result.results[0]["reveals"]),
+        stats=result.stats,
+        testing_noise=bool(result.results[0]["testing_noise"]),
+        params=dict(args),
+    )
+
+
+def run_oblivious_predict(
+    model: SharedModel,
+    query_codes: np.ndarray,
+    sizes: Sequence[int],
+    *,
+    querier: int = 0,
+    backend: str = "mpc",
+    timeout: float = 60.0,
+    run_timeout: float | None = None,
+) -> PredictRun:
+    """Algorithm 4: the querier (a party) inputs its records, only it learns the labels.
+
+    The parties must be the ones that trained ``model`` (same number, same
+    order): each loads its own shares.
+    """
+    parties = model.n_parties
+    _check_backend(backend, parties)
+    if not 0 <= querier < parties:
+        raise InvalidParameterError(f"querier must be a party index < {parties}, got {querier}.")
+    query_codes = np.asarray(query_codes, dtype=np.int64)
+    public = {
+        "n_queries": int(query_codes.shape[0]),
+        "sizes": [int(s) for s in sizes],
+        "querier": int(querier),
+    }
+    target = f"{PROGRAMS}:predict_oblivious_id3"
+    if backend == "local":
+        if parties != 1:
+            raise InvalidParameterError(
+                f"the model was trained by {parties} parties; predict with backend='mpc'."
+            )
+        result = run_local(target, {**public, "model": model.shares[0], "queries": query_codes})
+    else:
+        with tempfile.TemporaryDirectory(prefix="privet-model-") as tmp:
+            party_args = []
+            for i, share in enumerate(model.shares):
+                path = Path(tmp) / f"model{i}.pkl"
+                with open(path, "wb") as fh:
+                    pickle.dump(share, fh, protocol=pickle.HIGHEST_PROTOCOL)
+                extra: dict[str, Any] = {"model": str(path)}
+                if i == querier:
+                    qpath = Path(tmp) / "queries.npz"
+                    np.savez(qpath, codes=query_codes)
+                    extra["queries"] = str(qpath)
+                party_args.append(extra)
+            result = launch(
+                target,
+                public,
+                parties=parties,
+                party_args=party_args,
+                timeout=timeout,
+                run_timeout=run_timeout,
+            )
+    labels = result.results[querier]["labels"]
+    others = tuple(r["labels"] for i, r in enumerate(result.results) if i != querier)
+    return PredictRun(
+        labels=np.asarray(labels, dtype=np.int64),
+        querier=querier,
+        stats=result.stats,
+        others_learnt=others,
+    )

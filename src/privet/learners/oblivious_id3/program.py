@@ -1,0 +1,149 @@
+"""Party programs of ODP+FMPC-ID3 (seed 000, Alg. 1-4): training and oblivious prediction.
+"""
+
+from __future__ import annotations
+
+import pickle
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from privet.data import one_hot
+from privet.errors import InvalidParameterError
+from privet.learners._protocols.noise import make_noise
+from privet.learners._protocols.programs import (
+    RevealLog,
+    _mechanisms,
+    share_training_data,
+)
+from privet.learners.oblivious_id3.protocol import (
+    export_shares,
+    import_shares,
+    oblivious_id3,
+    oblivious_predict,
+    reveal_predictions,
+)
+from privet.mpc.fixedpoint import secfxp_type
+from privet.mpc.party import PartyContext
+from privet.mpc.sharing import share_array
+
+
+async def train_oblivious_id3(
+    ctx: PartyContext,
+    data: Any = None,
+    rows: Sequence[int] = (),
+    sizes: Sequence[int] = (),
+    n_classes: int = 2,
+    depth: int = 3,
+    width: int | None = None,
+    split: str = "exact",
+    split_epsilon: float | None = None,
+    leaf_epsilon: float = 1.0,
+    leaf: str = "laplace",
+    bit_length: int = 32,
+    frac_length: int | None = None,
+    clip_threshold: float | None = None,
+    laplace_method: str = "difference",
+    laplace_sensitivity: float = 1.0,
+    mpc_noise: str = "fixed_point",
+    security_bits: int = 40,
+    sample_rate: float | None = None,
+    model_out: str | None = None,
+    _testing_noise: int | None = None,
+) -> dict[str, Any]:
+    """ODP+FMPC-ID3 (Alg. 1): train the secret tree; return (or store) this party's shares.
+
+    With ``model_out`` the shares are written (pickled) to that path of this
+    party and not returned: each server keeps its own.
+    """
+    noise = make_noise(_testing_noise)
+    width = max(int(s) for s in sizes) if width is None else int(width)
+    split_mech, leaf_mech = _mechanisms(
+        leaf,
+        split_epsilon if split == "exponential" else None,
+        leaf_epsilon,
+        bit_length,
+        frac_length,
+        clip_threshold,
+        laplace_method,
+        laplace_sensitivity,
+        mpc_noise,
+        security_bits,
+    )
+    log = RevealLog()
+    try:
+        D, C = await share_training_data(
+            ctx,
+            data,
+            rows,
+            sizes,
+            n_classes,
+            leaf_mech.sectype,
+            width=width,
+            sample_rate=sample_rate,
+        )
+        model = await oblivious_id3(
+            D,
+            C,
+            depth,
+            split=split,
+            split_mechanism=split_mech,
+            leaf_mechanism=leaf_mech,
+            leaf=leaf,
+            noise=noise,
+        )
+        shares = await export_shares(model)
+    finally:
+        events = log.close()
+    shares["testing_noise"] = noise.testing
+    if model_out is not None:
+        with open(model_out, "wb") as fh:
+            pickle.dump(shares, fh, protocol=pickle.HIGHEST_PROTOCOL)
+        shares = {"stored": model_out}
+    return {"shares": shares, "reveals": events, "testing_noise": noise.testing}
+
+
+async def predict_oblivious_id3(
+    ctx: PartyContext,
+    model: Any = None,
+    queries: Any = None,
+    n_queries: int = 0,
+    sizes: Sequence[int] = (),
+    querier: int = 0,
+) -> dict[str, Any]:
+    """Algorithm 4: the querier inputs one-hot queries, only it learns the labels.
+
+    ``model`` is this party's shares (a dict from :func:`train_oblivious_id3`
+    or the path of its pickle); ``queries`` the querier's codes (n_queries, m)
+    (a path to ``.npz`` with ``codes``, an array, or None in the other parties).
+    """
+    if isinstance(model, str):
+        with open(model, "rb") as fh:
+            model = pickle.load(fh)
+    sectype = secfxp_type(int(model["bit_length"]), int(model["frac_length"]))
+    tree = import_shares(model, sectype)
+    m, w = tree.n_attributes, tree.width
+    local = None
+    if ctx.pid == querier:
+        codes = queries
+        if isinstance(queries, str):
+            with np.load(Path(queries)) as f:
+                codes = f["codes"]
+        codes = np.asarray(codes, dtype=np.int64).reshape(-1, m)
+        if codes.shape[0] != n_queries:
+            raise InvalidParameterError(
+                f"the querier holds {codes.shape[0]} queries but n_queries={n_queries}."
+            )
+        local = one_hot(codes, list(sizes), width=w, dtype=np.int64)
+    log = RevealLog()
+    try:
+        Q = share_array(local, sectype, owner=querier, shape=(n_queries, m, w))
+        onehot = await oblivious_predict(tree, Q)
+        labels = await reveal_predictions(
+            onehot, querier=querier, label="ODP+FMPC-ID3: predicted labels (querier only)"
+        )
+    finally:
+        events = log.close()
+    return {"labels": labels, "reveals": events}

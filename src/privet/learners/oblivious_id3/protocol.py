@@ -1,0 +1,375 @@
+"""ODP+FMPC-ID3 (seed 000, Sec. 3, Algorithms 1-4): a secret tree with DP leaves.
+
+Training (:func:`oblivious_id3`, Algorithm 1 with Algorithms 2 and 3) builds a
+*complete* w-ary tree of depth h on one-hot data padded to the common width
+w (App. C.1, dummy columns all zero). Nothing is opened: each internal node
+holds a secret attribute indicator vector (one-hot over the m attributes),
+each leaf a secret one-hot label, and every record's membership of every
+node is a secret 0/1 vector. The model stays secret-shared; only a querier
+learns a prediction (:func:`oblivious_predict`, Algorithm 4).
+
+Split selection
+    ``split="exact"`` is the paper: the secure argmax of the max-operator
+    scores of the attributes still available on the path (Alg. 1 steps
+    12-16). It is not randomised, and every released prediction depends on
+    it: no DP guarantee (see :class:`~privet.learners.ObliviousID3Classifier`).
+    ``split="exponential"`` is the sound variant: a DP selection draws the
+    split from the same scores and its one-hot output is the secret indicator
+    vector. The selection is the MPC exponential mechanism (Algorithm 13) or,
+    with discrete noise, report-noisy-max with exact discrete Laplace noise
+    (:class:`~privet.mpc.discrete.SecureReportNoisyMax`). Attributes already
+    used on the path can never win (:func:`split_penalty`), which is the
+    reference's selection over the available attributes only.
+
+Leaves
+    The class sizes of each leaf get secure Laplace noise (Algorithm 12, or
+    exact discrete Laplace, the full leaf budget) and the leaf keeps the
+    one-hot argmax (with discrete noise the first maximum: integer noisy
+    counts tie), or a label drawn by the selection mechanism. Only leaves need noisy counts, so the
+    internal nodes' noise of Alg. 1 step 8 (never used) is not drawn.
+
+Cost
+    Level by level: the contingency tables of the w**l nodes of level l are
+    one product ``T @ DC``; Alg. 2 (MAX) is a batched maximum and sum; the
+    argmax (Alg. 1 step 15) returns the one-hot indicator directly (MPyC's
+    unary argmax: Alg. 3's conversion comes for free); ``X = K @ D`` gives each
+    node's chosen attribute encoding (Alg. 1 steps 17-19) and ``T x X`` the
+    children's partition vectors (step 21). The leaves' counts are read off
+    the last level's tables with the indicator, so the w**h leaf partition
+    vectors are never formed. Asymptotically O(w**h * m * n * w * u) secure
+    products as in the paper's Sec. 3.1.3, in O(h) rounds of batches.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from privet.errors import InvalidParameterError
+from privet.learners._protocols.common import (
+    ContingencyTables,
+    check_range,
+    digits,
+    expand_rows,
+    first_max_keys,
+)
+from privet.learners._protocols.noise import SecureNoise
+from privet.mpc._runtime import get_runtime
+from privet.mpc.discrete import SecureDiscreteLaplace, SecureReportNoisyMax, argmax_first
+from privet.mpc.sharing import reveal
+
+mpc = get_runtime()
+
+SPLITS = ("exact", "exponential")
+LEAVES = ("laplace", "exponential")
+
+
+@dataclass
+class SecretTree:
+    """A complete w-ary tree held as secret shares (the model of Algorithm 1).
+
+    Attributes
+    ----------
+    indicators : list of secure arrays
+        ``indicators[l]`` has shape (w**l, m): the attribute indicator vector
+        (one-hot) of each node of level l, nodes in base-w order of their
+        paths (node j's children are w*j, ..., w*j + w - 1).
+    leaves : secure array, shape (w**h, u)
+        One-hot label of each leaf.
+    width, n_attributes, n_classes : int
+    """
+
+    indicators: list[Any]
+    leaves: Any
+    width: int
+    n_attributes: int
+    n_classes: int
+
+    @property
+    def depth(self) -> int:
+        return len(self.indicators)
+
+    def arrays(self) -> list[Any]:
+        """All secret arrays, levels first, leaves last (the order of export)."""
+        return [*self.indicators, self.leaves]
+
+
+def split_penalty(mechanism: Any, n_records: int, n_candidates: int = 1) -> int:
+    """Score offset that keeps attributes already used on a path from being chosen.
+
+    Split scores are ``R (y + P)``: 0 for a used attribute, at least ``P`` for
+    an available one (scores y >= 0).
+
+    * Exponential mechanism: weights are ``2**-((max - q) log2(e) / scale)``
+      and come out exactly 0 once below ``2**-(f+1)``
+      (:func:`privet.mpc.fixedpoint.exp2_neg`), so ``P = ceil((f + 2) ln 2 *
+      scale)`` gives used attributes weight exactly 0.
+    * Report-noisy-max (:class:`~privet.mpc.discrete.SecureReportNoisyMax`):
+      no penalty (0): the used attributes are masked out of the argmax
+      (``mask=R``), which costs no integer range.
+    """
+    if isinstance(mechanism, SecureReportNoisyMax):
+        bound = int(mechanism.noise_bound)
+        check_range("the noisy split keys", n_records + 2 * bound + 2, mechanism.sectype)
+        return 0
+    f = mechanism.sectype.frac_length
+    penalty = math.ceil((f + 2) * math.log(2.0) * mechanism.scale)
+    check_range("the penalised split scores", penalty + 1, mechanism.sectype)
+    if n_records + penalty >= mechanism.max_score_gap:
+        raise InvalidParameterError(
+            f"The exponential-mechanism split needs score gaps up to {n_records + penalty} "
+            f"(n + the penalty for used attributes) at scale {mechanism.scale:g}, but "
+            f"{mechanism.sectype.__name__} handles gaps below {mechanism.max_score_gap:g}; "
+            "use a larger bit_length or a larger split budget."
+        )
+    return int(penalty)
+
+
+@mpc.coroutine
+async def oblivious_id3(
+    D: Any,
+    C: Any,
+    depth: int,
+    *,
+    split: str = "exact",
+    split_mechanism: Any = None,
+    leaf_mechanism: Any,
+    leaf: str = "laplace",
+    noise: SecureNoise | None = None,
+) -> asyncio.Future:
+    """Algorithm 1 (ODP+FMPC-ID3): train a secret complete w-ary tree.
+
+    Parameters
+    ----------
+    D : secure fixed-point array, shape (n, m, w)
+        One-hot attribute values padded with zero dummy columns to the common
+        width w (App. C.1), integral values of ``leaf_mechanism.sectype``.
+    C : secure fixed-point array, shape (n, u)
+        One-hot classes (the vectors C_i of Alg. 1 step 6).
+    depth : int
+        Depth h of the complete tree (1 <= h <= m in the paper; 0 gives one leaf).
+    split : {"exact", "exponential"}, default="exact"
+        Paper-faithful exact argmax, or the sound exponential-mechanism split.
+    split_mechanism : SecureExponentialMechanism or None
+        Required for ``split="exponential"``.
+    leaf_mechanism : SecureLaplace or SecureExponentialMechanism
+        MPC-LM (Alg. 1 step 8, the full leaf budget) or MPC-EM for the leaves.
+    leaf : {"laplace", "exponential"}, default="laplace"
+    noise : SecureNoise or None
+        ``None``: the mechanisms' own secret noise; tests pass a
+        :class:`~privet.learners._protocols.noise.FixedNoise`.
+
+    Returns
+    -------
+    SecretTree
+        Secret-shared; nothing about it has been opened.
+    """
+    if split not in SPLITS or leaf not in LEAVES:
+        raise InvalidParameterError(
+            f"split must be one of {SPLITS} and leaf one of {LEAVES}, got {split!r}, {leaf!r}."
+        )
+    if split == "exponential" and split_mechanism is None:
+        raise InvalidParameterError("split='exponential' needs a split_mechanism.")
+    noise = SecureNoise() if noise is None else noise
+    n, m, w = D.shape
+    u = C.shape[1]
+    if not 0 <= depth <= m:
+        raise InvalidParameterError(f"depth must be in [0, {m}] (the attributes), got {depth}.")
+    sectype = type(D).sectype
+    check_range("the split keys (n + 1) * m + m", (n + 1) * m + m, sectype)
+    penalty = split_penalty(split_mechanism, n, m) if split == "exponential" else 0
+    contingency = ContingencyTables(D.reshape(n, m * w), C)
+    D_by_attribute = D.transpose(1, 0, 2).reshape(m, n * w)  # row a: [D_a,r,v] over (r, v)
+    R = sectype.array(np.ones((1, m), dtype=np.int64))  # Alg. 1: available attributes
+    T = None  # partition vectors of the current level (None: the root, all records)
+    indicators = []
+    counts = None
+    for level in range(depth):
+        N = w**level
+        table = contingency(T).reshape(N, m, w, u)
+        y = mpc.np_sum(mpc.np_amax(table, axis=(3,)), axis=2)  # steps 12-13: MAX (Alg. 2)
+        if split == "exact":  # steps 14-16: y x R, argmax, indicator vector
+            keys = first_max_keys(y + 1, R)
+            K = mpc.np_argmax(keys, axis=1, arg_unary=True, arg_only=True)
+        else:  # the sound variant: a DP selection over the available attributes, kept secret
+            paths = [digits(j, w, level) for j in range(N)]
+            if isinstance(split_mechanism, SecureReportNoisyMax):
+                K = noise.select(split_mechanism, y, paths, kind="split", mask=R)
+            else:
+                q = R * (y + penalty)  # used attributes 0, available ones >= penalty
+                K = noise.select(split_mechanism, q, paths, kind="split")
+        K.integral = True  # exact 0/1: products with it need no truncation
+        indicators.append(K)
+        R = expand_rows(R - K, w)  # step 22: R - k, the same for all w children
+        if level + 1 < depth:  # steps 17-21: X = encoding of A_k, T_i = T x X_i
+            X = (K @ D_by_attribute).reshape(N, n, w)
+            TX = X if T is None else T.reshape(N, n, 1) * X
+            T = TX.transpose(0, 2, 1).reshape(N * w, n)
+        else:  # the children are the leaves: class sizes z_{j,v,k} = sum_a k_a table_{a,v,k}
+            counts = mpc.np_sum(K.reshape(N, m, 1, 1) * table, axis=1).reshape(N * w, u)
+    if depth == 0:
+        counts = mpc.np_sum(C, axis=0).reshape(1, u)
+    leaf_paths = [digits(j, w, depth) for j in range(w**depth)]
+    if leaf == "laplace":  # steps 5-11: MPC-LM on the class sizes, argmax kept secret
+        noisy = noise.laplace(leaf_mechanism, counts, leaf_paths)
+        if isinstance(leaf_mechanism, SecureDiscreteLaplace):  # integer noise: ties happen
+            labels = argmax_first(noisy, leaf_mechanism.noise_bound)
+        else:
+            labels = mpc.np_argmax(noisy, axis=1, arg_unary=True, arg_only=True)
+    else:
+        labels = noise.select(leaf_mechanism, counts, leaf_paths, kind="leaf")
+    labels.integral = True
+    return SecretTree(indicators=indicators, leaves=labels, width=w, n_attributes=m, n_classes=u)
+
+
+@mpc.coroutine
+async def oblivious_predict(model: SecretTree, Q: Any) -> asyncio.Future:
+    """Algorithm 4 (Predict) for a batch of secret queries: secret one-hot labels.
+
+    Parameters
+    ----------
+    model : SecretTree
+        The secret complete tree.
+    Q : secure array, shape (q, m, w)
+        Secret one-hot queries padded to w (dummy columns zero).
+
+    Returns
+    -------
+    secure array, shape (q, u)
+        Each query's one-hot label, still secret.
+
+    Notes
+    -----
+    Bottom-up, as the recursion of Algorithm 4 unrolled by level: at a node
+    with indicator vector I the flags of its branches are ``f_v = t_v · I``
+    (step 5), and the node's value is ``sum_v f_v c_v`` over its children's
+    values (steps 6-8). Only one root-to-leaf path has all flags 1 (dummy
+    columns are 0 in every query), so the root's value is the label of the
+    query's leaf. Costs q * w**h * u secure products plus the flags.
+    """
+    q, m, w = Q.shape
+    u = model.n_classes
+    Q_by_attribute = Q.transpose(1, 0, 2).reshape(m, q * w)  # row a: [t_a,v] over (query, v)
+    value = None  # (w**l, q, u) values of the nodes of level l
+    for level in range(model.depth - 1, -1, -1):
+        N = w**level
+        flags = (model.indicators[level] @ Q_by_attribute).reshape(N, q, w)  # step 5
+        if value is None:  # children are the leaves, the same for every query
+            children = model.leaves.reshape(N, 1, w, u)
+        else:
+            children = value.reshape(N, w, q, u).transpose(0, 2, 1, 3)
+        value = mpc.np_sum(flags.reshape(N, q, w, 1) * children, axis=2)  # steps 6-8
+    if value is None:  # depth 0: one leaf
+        return expand_rows(model.leaves, q)
+    return value.reshape(q, u)
+
+
+async def reveal_predictions(onehot: Any, *, querier: int, label: str) -> np.ndarray | None:
+    """Open the predicted class indices to the querier only (None elsewhere)."""
+    u = onehot.shape[-1]
+    index = mpc.np_sum(onehot * np.arange(u, dtype=np.int64), axis=1)
+    opened = await reveal(index, label=label, receivers=[querier])
+    if opened is None or (isinstance(opened, list) and opened and opened[0] is None):
+        return None
+    return np.rint(np.asarray(opened, dtype=float)).astype(np.int64).reshape(-1)
+
+
+# ------------------------------------------------------------ shares in and out
+
+
+async def export_shares(model: SecretTree) -> dict[str, Any]:
+    """This party's shares of the model, as plain Python ints (to store at the server).
+
+    Shamir shares on MPyC's evaluation point ``pid + 1``; anybody holding the
+    shares of ``threshold + 1`` parties can reconstruct the model, so each
+    server stores its own and nothing else.
+    """
+    arrays = model.arrays()
+    fields = await mpc.gather(*arrays) if len(arrays) > 1 else [await mpc.gather(arrays[0])]
+    sectype = type(model.leaves).sectype
+    return {
+        "pid": mpc.pid,
+        "n_parties": len(mpc.parties),
+        "threshold": mpc.threshold,
+        "bit_length": sectype.bit_length,
+        "frac_length": sectype.frac_length,
+        "modulus": int(sectype.field.modulus),
+        "width": model.width,
+        "n_attributes": model.n_attributes,
+        "n_classes": model.n_classes,
+        "arrays": [np.asarray(f.value, dtype=object).astype(object) for f in fields],
+    }
+
+
+def import_shares(shares: dict[str, Any], sectype: type) -> SecretTree:
+    """Rebuild this party's secret model from :func:`export_shares` output."""
+    if (
+        shares["pid"] != mpc.pid
+        or shares["n_parties"] != len(mpc.parties)
+        or shares["threshold"] != mpc.threshold
+    ):
+        raise InvalidParameterError(
+            f"these model shares belong to party {shares['pid']} of {shares['n_parties']} "
+            f"(threshold {shares['threshold']}), but this is party {mpc.pid} of "
+            f"{len(mpc.parties)} (threshold {mpc.threshold}); give each party its own shares."
+        )
+    if int(sectype.field.modulus) != shares["modulus"]:
+        raise InvalidParameterError(
+            f"the model was shared with bit_length={shares['bit_length']}, "
+            f"frac_length={shares['frac_length']}; use the same secure type to load it."
+        )
+    arrays = [
+        sectype.array(sectype.field.array(np.asarray(a, dtype=object))) for a in shares["arrays"]
+    ]
+    for a in arrays:
+        a.integral = True
+    return SecretTree(
+        indicators=arrays[:-1],
+        leaves=arrays[-1],
+        width=int(shares["width"]),
+        n_attributes=int(shares["n_attributes"]),
+        n_classes=int(shares["n_classes"]),
+    )
+
+
+def reconstruct(shares: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Recombine the model from every party's exported shares: for tests only.
+
+    Lagrange interpolation at 0 over the parties' points ``pid + 1``; whoever
+    runs this learns the whole model, which the protocol exists to prevent.
+
+    Returns
+    -------
+    dict
+        ``{"indicators": [int arrays (w**l, m)], "leaves": int array (w**h, u)}``.
+    """
+    shares = sorted(shares, key=lambda s: s["pid"])
+    p = int(shares[0]["modulus"])
+    f = int(shares[0]["frac_length"])
+    points = [s["pid"] + 1 for s in shares]
+    coefficients = []
+    for i, xi in enumerate(points):
+        c = 1
+        for j, xj in enumerate(points):
+            if j != i:
+                c = c * xj * pow(xj - xi, -1, p) % p
+        coefficients.append(c)
+    opened = []
+    for k in range(len(shares[0]["arrays"])):
+        total = (
+            sum(
+                (
+                    c * np.asarray(s["arrays"][k], dtype=object)
+                    for c, s in zip(coefficients, shares, strict=True)
+                )
+            )
+            % p
+        )
+        signed = np.where(total > p // 2, total - p, total).astype(object)
+        opened.append(np.rint(signed.astype(float) / 2**f).astype(np.int64))
+    return {"indicators": opened[:-1], "leaves": opened[-1]}

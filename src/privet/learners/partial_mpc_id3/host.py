@@ -1,0 +1,79 @@
+"""Run CDP+PMPC-ID3 from the host: split the rows over the owners, launch, collect the openings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from privet.learners._protocols.host import (
+    TreeRun,
+    _tree_run,
+    run_program,
+)
+
+PROGRAMS = "privet.learners.partial_mpc_id3.program"
+
+
+def run_partial_mpc_id3(
+    codes: np.ndarray,
+    y_codes: np.ndarray,
+    sizes: Sequence[int],
+    n_classes: int,
+    *,
+    depth: int,
+    epsilon: float,
+    leaf: str = "laplace",
+    bit_length: int = 32,
+    frac_length: int | None = None,
+    clip_threshold: float | None = None,
+    laplace_sensitivity: float = 1.0,
+    mpc_noise: str = "fixed_point",
+    security_bits: int = 40,
+    sample_rate: float | None = None,
+    backend: str = "mpc",
+    parties: int = 3,
+    timeout: float = 60.0,
+    run_timeout: float | None = None,
+    _testing_noise: int | None = None,
+) -> TreeRun:
+    """CDP+PMPC-ID3 (Alg. 7-10); ``epsilon`` is the per-query budget epsilon / (h + 1).
+
+    ``depth`` must already be capped at the number of attributes (the
+    learner's ``plan_depth``). ``laplace_sensitivity`` is the L1 sensitivity
+    of a leaf's class counts under the ledger's neighbouring relation (1 for
+    add/remove, 2 for replace-one; ``partial_mpc_id3.laplace_sensitivity``).
+    ``mpc_noise`` picks the samplers: ``"fixed_point"`` (the paper's Alg.
+    12-13, no proven DP) or ``"discrete"`` (:mod:`privet.mpc.discrete`).
+    ``sample_rate=g`` trains on a secret Poisson subsample of rate g drawn
+    inside MPC (App. D.1 forests).
+    """
+    args: dict[str, Any] = {
+        "sizes": [int(s) for s in sizes],
+        "n_classes": int(n_classes),
+        "depth": int(depth),
+        "epsilon": float(epsilon),
+        "leaf": leaf,
+        "bit_length": int(bit_length),
+        "frac_length": frac_length,
+        "clip_threshold": clip_threshold,
+        "laplace_sensitivity": float(laplace_sensitivity),
+        "mpc_noise": mpc_noise,
+        "security_bits": int(security_bits),
+        "sample_rate": None if sample_rate is None else float(sample_rate),
+    }
+    if _testing_noise is not None:
+        args["_testing_noise"] = int(_testing_noise)
+    result = run_program(
+        f"{PROGRAMS}:train_partial_mpc_id3",
+        args,
+        codes,
+        y_codes,
+        backend=backend,
+        parties=parties,
+        timeout=timeout,
+        run_timeout=run_timeout,
+    )
+    return _tree_run(result, args)

@@ -1,0 +1,84 @@
+"""Party program of CDP+PMPC-ID3 (seed 000, Alg. 7-10), for :func:`privet.mpc.launch`.
+
+``_testing_noise`` (an int seed) replaces the privacy noise by public noise
+for agreement tests; it is refused unless the party's environment allows it
+(see :mod:`privet.learners._protocols.noise`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from privet.learners._protocols.common import (
+    check_range,
+)
+from privet.learners._protocols.noise import make_noise
+from privet.learners._protocols.programs import (
+    RevealLog,
+    _mechanisms,
+    share_training_data,
+)
+from privet.learners.partial_mpc_id3.protocol import partial_mpc_id3
+from privet.mpc.party import PartyContext
+
+
+async def train_partial_mpc_id3(
+    ctx: PartyContext,
+    data: Any = None,
+    rows: Sequence[int] = (),
+    sizes: Sequence[int] = (),
+    n_classes: int = 2,
+    depth: int = 3,
+    epsilon: float = 1.0,
+    leaf: str = "laplace",
+    bit_length: int = 32,
+    frac_length: int | None = None,
+    clip_threshold: float | None = None,
+    laplace_method: str = "difference",
+    laplace_sensitivity: float = 1.0,
+    mpc_noise: str = "fixed_point",
+    security_bits: int = 40,
+    sample_rate: float | None = None,
+    _testing_noise: int | None = None,
+) -> dict[str, Any]:
+    """CDP+PMPC-ID3 (Alg. 7-10) at ``epsilon`` per query (the learner's epsilon / (h + 1)).
+
+    ``sample_rate``: train on a secret Poisson subsample (see :func:`share_training_data`).
+    """
+    noise = make_noise(_testing_noise)
+    split_mech, leaf_mech = _mechanisms(
+        leaf,
+        epsilon,
+        epsilon,
+        bit_length,
+        frac_length,
+        clip_threshold,
+        laplace_method,
+        laplace_sensitivity,
+        mpc_noise,
+        security_bits,
+    )
+    n = sum(int(r) for r in rows)
+    check_range("the class counts", n + 1, split_mech.sectype)
+    if mpc_noise == "discrete":  # noisy scores and their tie-breaking keys
+        bound = n + 2 * max(split_mech.noise_bound, leaf_mech.noise_bound) + 2
+        check_range("the noisy-max keys", bound, split_mech.sectype)
+    log = RevealLog()
+    try:
+        D, C = await share_training_data(
+            ctx, data, rows, sizes, n_classes, split_mech.sectype, sample_rate=sample_rate
+        )
+        nodes = await partial_mpc_id3(
+            D,
+            C,
+            sizes,
+            depth,
+            split_mechanism=split_mech,
+            leaf_mechanism=leaf_mech,
+            leaf=leaf,
+            noise=noise,
+        )
+    finally:
+        events = log.close()
+    return {"nodes": nodes, "reveals": events, "testing_noise": noise.testing}

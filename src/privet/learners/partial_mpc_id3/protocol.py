@@ -1,0 +1,151 @@
+"""CDP+PMPC-ID3 (seed 000, App. B, Algorithms 7-10) on secret shares.
+
+DP ID3 (Algorithm 6) trained on secret-shared data: the max-operator scores
+(MPC-Score) and class counts (MPC-Count) are computed on shares, the split
+attribute is drawn by the MPC exponential mechanism and opened (Algorithm 8),
+the records are partitioned by secret indicator vectors (MPC-Partition), and
+each leaf either opens its Laplace-noised class counts, whose argmax is then
+taken in the clear (Algorithm 9), or opens a label drawn by the MPC
+exponential mechanism (Algorithm 10). Only DP outputs are opened.
+
+The stopping rule is data independent (depth reached or no attribute left),
+so the tree is complete and every level is processed as one batch: one matrix
+product for all contingency tables, one batched exponential mechanism for
+all splits of the level, one opening. The leaves' noise is drawn in one
+batch too. The plaintext reference is
+:func:`privet.learners.partial_mpc_id3.grow_partial_mpc`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from privet.errors import InvalidParameterError
+from privet.learners._protocols.common import (
+    ContingencyTables,
+    offsets,
+    reveal_index,
+    segment_matrix,
+)
+from privet.learners._protocols.noise import SecureNoise
+from privet.mpc._runtime import get_runtime
+from privet.mpc.sharing import reveal
+
+mpc = get_runtime()
+
+LEAVES = ("laplace", "exponential")
+
+
+@mpc.coroutine
+async def partial_mpc_id3(
+    D: Any,
+    C: Any,
+    sizes: Sequence[int],
+    depth: int,
+    *,
+    split_mechanism: Any,
+    leaf_mechanism: Any,
+    leaf: str = "laplace",
+    noise: SecureNoise | None = None,
+) -> asyncio.Future:
+    """Algorithm 7 (CDP+PMPC-ID3) with Algorithms 8-10, on secret shares.
+
+    Parameters
+    ----------
+    D : secure fixed-point array, shape (n, S)
+        One-hot attribute values with their real widths (S = sum(sizes)),
+        shared as integral values of ``split_mechanism.sectype``.
+    C : secure fixed-point array, shape (n, u)
+        One-hot classes.
+    sizes : sequence of int
+        Public domain sizes of the m attributes.
+    depth : int
+        Number of split levels h (at most m).
+    split_mechanism : SecureExponentialMechanism
+        MPC-EM of Algorithm 8 (sensitivity 1: the max operator), at the
+        per-query budget epsilon / (h + 1).
+    leaf_mechanism : SecureLaplace or SecureExponentialMechanism
+        MPC-LM of Algorithm 9 or MPC-EM of Algorithm 10, per-query budget.
+    leaf : {"laplace", "exponential"}, default="laplace"
+    noise : SecureNoise or None
+        Where noise comes from; ``None`` is the mechanisms themselves. Tests
+        pass a :class:`~privet.learners._protocols.noise.FixedNoise`.
+
+    Returns
+    -------
+    dict
+        ``{path: node}``, path the tuple of branch indices from the root;
+        internal nodes ``{"split": attribute, "position": index among the
+        remaining attributes}``, leaves ``{"value": noisy counts}``
+        (Algorithm 9) or ``{"label": class}`` (Algorithm 10).
+    """
+    if leaf not in LEAVES:
+        raise InvalidParameterError(f"leaf must be one of {LEAVES}, got {leaf!r}.")
+    noise = SecureNoise() if noise is None else noise
+    tag = noise.label_suffix
+    sizes = [int(s) for s in sizes]
+    u = C.shape[1]
+    m = len(sizes)
+    if not 0 <= depth <= m:
+        raise InvalidParameterError(f"depth must be in [0, {m}] (the attributes), got {depth}.")
+    starts = offsets(sizes)
+    seg = segment_matrix(sizes)
+    contingency = ContingencyTables(D, C)
+    Dt = D.T
+    nodes: dict[tuple[int, ...], dict[str, Any]] = {}
+
+    paths: list[tuple[int, ...]] = [()]
+    attrs: list[tuple[int, ...]] = [tuple(range(m))]
+    counts = mpc.np_sum(C, axis=0).reshape(1, u)
+    T = None  # partition vectors of the current level (None: the root, all records)
+    for level in range(depth):  # Alg. 7 steps 6-12, one level at a time
+        table = contingency(T)  # MPC-Score: contingency tables (N, S, u)
+        scores = mpc.np_amax(table, axis=(2,)) @ seg  # Eq. 1, (N, m)
+        candidates = np.asarray(attrs, dtype=np.int64)  # (N, m - level), increasing
+        rows = np.arange(len(paths))[:, None]
+        onehot = noise.select(split_mechanism, scores[rows, candidates], paths, kind="split")
+        picks = await reveal_index(  # Alg. 8: MPC-EM, then MPC-Recover of the index
+            onehot,
+            label=f"CDP+PMPC-ID3 depth {level}: EM split attributes{tag}",
+            entry=split_mechanism,
+        )
+        new_paths, new_attrs, node_rows, columns = [], [], [], []
+        for i, pick in enumerate(picks):
+            a = int(candidates[i, pick])
+            nodes[paths[i]] = {"split": a, "position": int(pick)}
+            rest = tuple(x for x in attrs[i] if x != a)
+            for v in range(sizes[a]):  # MPC-Partition: T_child = T x D[:, a = v]
+                new_paths.append((*paths[i], v))
+                new_attrs.append(rest)
+                node_rows.append(i)
+                columns.append(int(starts[a]) + v)
+        node_rows_arr = np.asarray(node_rows, dtype=np.int64)
+        column_arr = np.asarray(columns, dtype=np.int64)
+        if level + 1 < depth:
+            cols = Dt[column_arr]
+            T = cols if T is None else T[node_rows_arr] * cols
+        else:  # the children are leaves: their counts are read off this level's tables
+            counts = table[node_rows_arr, column_arr]
+        paths, attrs = new_paths, new_attrs
+
+    # Alg. 7 steps 2-5 for every leaf: MPC-Count, then the DP leaf update.
+    if leaf == "laplace":  # Alg. 9: MPC-LM on every count, opened, argmax in the clear
+        noisy = noise.laplace(leaf_mechanism, counts, paths)
+        values = await reveal(
+            noisy, label=f"CDP+PMPC-ID3: Laplace-noised leaf counts{tag}", entry=leaf_mechanism
+        )
+        values = np.asarray(values, dtype=float).reshape(len(paths), u)
+        for path, value in zip(paths, values, strict=True):
+            nodes[path] = {"value": [float(x) for x in value]}
+    else:  # Alg. 10: MPC-EM with the counts as utilities, the index opened
+        onehot = noise.select(leaf_mechanism, counts, paths, kind="leaf")
+        labels = await reveal_index(
+            onehot, label=f"CDP+PMPC-ID3: EM leaf labels{tag}", entry=leaf_mechanism
+        )
+        for path, k in zip(paths, labels, strict=True):
+            nodes[path] = {"label": int(k)}
+    return nodes

@@ -1,0 +1,209 @@
+"""DP ID3 (seed 000, Alg. 6): accounting, budget checks, errors, accuracy."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from privet.data import Categorical, Schema, load_dataset
+from privet.errors import BudgetExceededError, InvalidParameterError, NotFittedError, SchemaError
+from privet.learners import DPID3Classifier, ID3Classifier, PrivacyWarning
+from privet.ledger import Guarantee, Ledger
+
+
+@pytest.fixture(scope="module")
+def car():
+    return load_dataset("car")
+
+
+def test_spent_equals_requested_epsilon(car):
+    for depth in (0, 1, 3):
+        for leaf in ("laplace", "exponential"):
+            m = DPID3Classifier(epsilon=0.7, max_depth=depth, leaf=leaf, schema=car.schema)
+            m.fit(car.X, car.y)
+            assert m.privacy_spent_.epsilon == pytest.approx(0.7, rel=1e-12)
+            assert m.ledger_.spent().epsilon == pytest.approx(0.7, rel=1e-12)
+            assert m.privacy_claim_.epsilon == 0.7
+
+
+def test_plan_is_available_without_data_and_matches_charges(car):
+    led = Ledger(budget=Guarantee(5.0))
+    m = DPID3Classifier(epsilon=1.3, max_depth=2, schema=car.schema, ledger=led)
+    plan = m.privacy_plan()
+    assert led.plan_cost(plan).epsilon == pytest.approx(1.3)
+    m.fit(car.X, car.y)
+    # one charge per node: 1 root split, w children splits, w*w' leaves
+    n_nodes = m.tree_.node_count
+    assert len(led.charges) == n_nodes
+    assert {c.caller for c in led.charges} == {"DPID3Classifier"}
+    assert led.spent().epsilon == pytest.approx(1.3)
+
+
+def test_tree_is_complete_to_depth(car):
+    m = DPID3Classifier(epsilon=1.0, max_depth=3, schema=car.schema).fit(car.X, car.y)
+    leaves = m.tree_.feature < 0
+    assert np.all(m.tree_.depth[leaves] == 3)
+
+
+def test_two_fits_compose_sequentially_and_third_is_refused_before_reading_data(car):
+    led = Ledger(budget=Guarantee(1.0))
+    DPID3Classifier(epsilon=0.5, max_depth=2, schema=car.schema, ledger=led).fit(car.X, car.y)
+    DPID3Classifier(epsilon=0.5, max_depth=2, schema=car.schema, ledger=led).fit(car.X, car.y)
+    assert led.spent().epsilon == pytest.approx(1.0)
+    n = len(led.charges)
+
+    class Exploding:
+        """Data that fails the moment anyone reads it."""
+
+        def __getattr__(self, name):
+            raise AssertionError("data was read before the budget check")
+
+    with pytest.raises(BudgetExceededError, match="over its budget"):
+        DPID3Classifier(epsilon=0.1, max_depth=2, schema=car.schema, ledger=led).fit(
+            Exploding(), Exploding()
+        )
+    assert len(led.charges) == n
+    assert led.spent().epsilon == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize(
+    "params, match",
+    [
+        ({"epsilon": 0.0}, "epsilon"),
+        ({"epsilon": -1.0}, "epsilon"),
+        ({"epsilon": float("nan")}, "epsilon"),
+        ({"max_depth": -1}, "max_depth"),
+        ({"leaf": "median"}, "leaf"),
+        ({"ledger": "budget.sqlite"}, "must be a privet Ledger"),
+    ],
+)
+def test_bad_parameters_give_privet_errors_and_charge_nothing(car, params, match):
+    led = Ledger(budget=Guarantee(1.0))
+    kwargs = {"schema": car.schema, "ledger": led, **params}
+    with pytest.raises(InvalidParameterError, match=match):
+        DPID3Classifier(**kwargs).fit(car.X, car.y)
+    assert led.charges == []
+    assert led.remaining().epsilon == 1.0
+
+
+def test_bad_data_charges_nothing(car):
+    led = Ledger(budget=Guarantee(1.0))
+    X = car.X.copy()
+    X.iloc[3, 0] = "expensive"  # not a public category
+    with pytest.raises(SchemaError, match="expensive"):
+        DPID3Classifier(epsilon=0.5, schema=car.schema, ledger=led).fit(X, car.y)
+    X = car.X.copy()
+    X.iloc[0, 1] = None
+    with pytest.raises(SchemaError):
+        DPID3Classifier(epsilon=0.5, schema=car.schema, ledger=led).fit(X, car.y)
+    with pytest.raises(SchemaError, match="rows"):
+        DPID3Classifier(epsilon=0.5, schema=car.schema, ledger=led).fit(car.X, car.y[:10])
+    assert led.charges == [] and led.spent().epsilon == 0.0
+    assert led.remaining().epsilon == 1.0  # reservations were returned
+
+
+def test_missing_schema_is_refused_unless_opted_in():
+    X = pd.DataFrame({"a": ["x", "y", "x", "y"], "b": [1, 2, 1, 2]})
+    y = ["p", "q", "p", "q"]
+    with pytest.raises(SchemaError, match="public schema"):
+        DPID3Classifier(epsilon=1.0).fit(X, y)
+    with pytest.warns(PrivacyWarning, match="not public"):
+        m = DPID3Classifier(epsilon=1.0, public_domain="infer").fit(X, y)
+    assert set(m.predict(X)) <= {"p", "q"}
+
+
+def test_predict_before_fit(car):
+    with pytest.raises(NotFittedError, match="fit"):
+        DPID3Classifier(schema=car.schema).predict(car.X)
+
+
+def test_predict_proba_rows_sum_to_one(car):
+    m = DPID3Classifier(epsilon=2.0, max_depth=2, schema=car.schema).fit(car.X, car.y)
+    p = m.predict_proba(car.X.iloc[:50])
+    assert p.shape == (50, car.schema.n_classes)
+    assert np.allclose(p.sum(axis=1), 1.0) and (p >= 0).all()
+    assert list(m.classes_) == list(car.schema.classes)
+
+
+def test_accuracy_approaches_non_private_tree_at_large_epsilon(car):
+    """At eps=20 depth 3 the DP tree should match ID3 (max score) in accuracy on most fits.
+
+    The non-private tree's training accuracy is a public reference number; with
+    eps/(h+1)=5 per level the split and leaf noise is small relative to counts of
+    hundreds, so we require a mean over 8 fits within 0.05 of it.
+    """
+    base = ID3Classifier(max_depth=3, schema=car.schema).fit(car.X, car.y)
+    acc_base = np.mean(base.predict(car.X) == car.y.to_numpy())
+    accs = [
+        np.mean(
+            DPID3Classifier(epsilon=20.0, max_depth=3, schema=car.schema)
+            .fit(car.X, car.y)
+            .predict(car.X)
+            == car.y.to_numpy()
+        )
+        for _ in range(8)
+    ]
+    assert np.mean(accs) > acc_base - 0.05
+
+
+def test_exponential_split_frequencies_match_the_mechanism():
+    """The root split follows P(a) ∝ exp(eps' q_a / 2) (chi-square, alpha = 1e-3).
+
+    Two attributes: 'good' predicts the class perfectly (q = n), 'noise' does not
+    (q = n/2 + ...). With eps'=eps/(h+1) small, both get picked often enough to test.
+    """
+    rng = np.random.default_rng(1)
+    n = 20
+    yv = np.array(["p", "q"] * (n // 2))
+    good = np.where(yv == "p", "x", "y")
+    noise = rng.permutation(good)
+    X = pd.DataFrame({"good": good, "noise": noise})
+    schema = Schema(
+        [Categorical("good", ["x", "y"]), Categorical("noise", ["x", "y"])],
+        Categorical("c", ["p", "q"]),
+    )
+    eps = 0.4  # eps per level = 0.2 with max_depth=1
+    from privet.learners._trees.scores import contingency, max_operator
+
+    codes = schema.encode(X)
+    yc = schema.encode_target(pd.Series(yv))
+    q = np.array([max_operator(contingency(codes[:, a], yc, 2, 2)) for a in range(2)])
+    p = np.exp(0.2 * q / 2)
+    p /= p.sum()
+    trials = 600
+    picks = np.zeros(2)
+    for _ in range(trials):
+        m = DPID3Classifier(epsilon=eps, max_depth=1, schema=schema).fit(X, yv)
+        picks[m.tree_.feature[0]] += 1
+    chi2 = stats.chisquare(picks, trials * p)
+    assert chi2.pvalue > 1e-3, (picks, trials * p)
+
+
+def test_replace_one_ledger_uses_sensitivity_two_and_charges_two_branches(car):
+    led = Ledger(budget=Guarantee(10.0), relation="replace_one")
+    m = DPID3Classifier(epsilon=1.0, max_depth=2, schema=car.schema, ledger=led)
+    m.fit(car.X, car.y)
+    leaf_charges = [c for c in led.charges if c.step == "leaf"]
+    assert all(c.sensitivity == 2.0 for c in leaf_charges)
+    # single path costs eps; a replaced record can sit in two branches that share
+    # the root split: (1 + 2 + 2*... ) -> 1/3 + 2 * 2/3 = 5/3
+    assert led.spent().epsilon == pytest.approx(5.0 / 3.0)
+    assert led.spent().epsilon <= 2.0 + 1e-12
+    assert math.isclose(led.plan_cost(m.privacy_plan()).epsilon, 5.0 / 3.0)
+
+
+def test_scope_of_a_ledger_can_be_given(car):
+    led = Ledger(budget=Guarantee(1.0))
+    part_a, part_b = led.root.partition(["first half", "second half"])
+    half = car.n_rows // 2
+    DPID3Classifier(epsilon=1.0, max_depth=1, schema=car.schema, ledger=part_a).fit(
+        car.X.iloc[:half], car.y.iloc[:half]
+    )
+    DPID3Classifier(epsilon=1.0, max_depth=1, schema=car.schema, ledger=part_b).fit(
+        car.X.iloc[half:], car.y.iloc[half:]
+    )
+    assert led.spent().epsilon == pytest.approx(1.0)  # parallel composition

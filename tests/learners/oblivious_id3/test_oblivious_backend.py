@@ -1,0 +1,88 @@
+"""ObliviousID3Classifier with the MPC protocol backend (Alg. 1-4 in MPyC)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from privet.data import load_dataset
+from privet.errors import BudgetExceededError, MPCError
+from privet.learners import ObliviousID3Classifier
+from privet.ledger import Guarantee, Ledger
+
+
+@pytest.fixture(scope="module")
+def tennis():
+    return load_dataset("tennis")
+
+
+def test_sound_variant_in_protocol_is_charged_its_plan_and_predicts_obliviously(tennis):
+    led = Ledger(budget=Guarantee(2.0, 1e-9))
+    m = ObliviousID3Classifier(
+        epsilon=1.0,
+        max_depth=2,
+        split="exponential",
+        schema=tennis.schema,
+        ledger=led,
+        backend="local",
+    ).fit(tennis.X, tennis.y)
+    assert m.tree_ is None  # the model stays secret-shared
+    assert led.spent().epsilon == pytest.approx(1.0)
+    labels = m.predict(tennis.X)
+    assert set(labels) <= set(tennis.schema.classes)
+    proba = m.predict_proba(tennis.X)
+    assert proba.shape == (len(tennis.X), 2) and set(proba.ravel()) <= {0.0, 1.0}
+
+
+def test_faithful_protocol_is_refused_on_a_finite_budget_and_infinite_otherwise(tennis):
+    with pytest.raises(BudgetExceededError, match="exponential"):
+        ObliviousID3Classifier(
+            epsilon=1.0,
+            max_depth=2,
+            schema=tennis.schema,
+            ledger=Ledger(budget=Guarantee(5.0)),
+            backend="local",
+        ).fit(tennis.X, tennis.y)
+    led = Ledger(budget=Guarantee.unbounded())
+    ObliviousID3Classifier(
+        epsilon=1.0, max_depth=2, schema=tennis.schema, ledger=led, backend="local"
+    ).fit(tennis.X, tennis.y)
+    assert math.isinf(led.spent().epsilon)
+    assert any(c.claim is not None for c in led.charges)
+
+
+@pytest.mark.mpc
+def test_three_parties_train_and_predict(tennis):
+    led = Ledger(budget=Guarantee(2.0, 1e-9))
+    m = ObliviousID3Classifier(
+        epsilon=1.0,
+        max_depth=1,
+        split="exponential",
+        schema=tennis.schema,
+        ledger=led,
+        backend="mpc",
+        parties=3,
+    ).fit(tennis.X, tennis.y)
+    assert led.spent().epsilon == pytest.approx(1.0)
+    assert len(m.predict(tennis.X.iloc[:4])) == 4
+
+
+def test_failed_run_is_charged_in_full(tennis, monkeypatch):
+    import privet.learners.oblivious_id3.host as protocols
+
+    def dies(*args, **kwargs):
+        raise MPCError("party 1 died")
+
+    monkeypatch.setattr(protocols, "run_oblivious_id3", dies, raising=False)
+    led = Ledger(budget=Guarantee(2.0, 1e-9))
+    with pytest.raises(MPCError):
+        ObliviousID3Classifier(
+            epsilon=1.0,
+            max_depth=2,
+            split="exponential",
+            schema=tennis.schema,
+            ledger=led,
+            backend="local",
+        ).fit(tennis.X, tennis.y)
+    assert led.spent().epsilon == pytest.approx(1.0)

@@ -1,0 +1,201 @@
+"""ODP+FMPC-ID3 protocol (Alg. 1-4): the secret tree against the reference, oblivious prediction."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from privet.data import load_dataset, one_hot
+from privet.errors import InvalidParameterError
+from privet.learners._protocols.testing import allow_testing_noise, compare_secret_tree, robust_seed
+from privet.learners._trees.tree import oblivious_predict
+from privet.learners.oblivious_id3 import ObliviousID3Classifier
+from privet.learners.oblivious_id3.host import run_oblivious_id3, run_oblivious_predict
+from privet.learners.oblivious_id3.protocol import reconstruct
+from privet.learners.oblivious_id3.replay import charge_oblivious_run
+from privet.learners.oblivious_id3.testing import reference_oblivious_id3
+from privet.ledger import Guarantee, Ledger
+
+
+def agree(ds, codes, y, *, backend="local", start=0, **params):
+    schema = ds.schema
+    with allow_testing_noise():
+        seed, ref = robust_seed(
+            lambda s: reference_oblivious_id3(codes, y, schema, seed=s, **params), start=start
+        )
+        model = run_oblivious_id3(
+            codes,
+            y,
+            schema.domain_sizes,
+            schema.n_classes,
+            backend=backend,
+            _testing_noise=seed,
+            **params,
+        )
+    return model, ref
+
+
+def params(split, leaf, depth=2, mpc_noise="fixed_point"):
+    return {
+        "depth": depth,
+        "split": split,
+        "split_epsilon": 0.25 / max(depth, 1),
+        "leaf_epsilon": 0.75,
+        "leaf": leaf,
+        "mpc_noise": mpc_noise,
+    }
+
+
+@pytest.mark.parametrize("mpc_noise", ["fixed_point", "discrete"])
+@pytest.mark.parametrize(
+    ("split", "leaf"),
+    [("exact", "laplace"), ("exponential", "laplace"), ("exponential", "exponential")],
+)
+@pytest.mark.parametrize("name", ["tennis", "heart"])
+def test_one_party_secret_tree_agrees_with_the_reference(name, split, leaf, mpc_noise):
+    ds = load_dataset(name)
+    codes, y = ds.codes()
+    model, ref = agree(ds, codes, y, **params(split, leaf, mpc_noise=mpc_noise))
+    opened = model.reconstruct()
+    w = ds.schema.max_domain_size
+    assert [a.shape for a in opened["indicators"]] == [
+        (1, ds.schema.n_features),
+        (w, ds.schema.n_features),
+    ]
+    assert opened["leaves"].shape == (w**2, ds.schema.n_classes)
+    assert compare_secret_tree(opened, ref, ds.schema.domain_sizes, w) == []
+    assert model.reveals == ()  # training opens nothing
+
+
+@pytest.mark.parametrize("mpc_noise", ["fixed_point", "discrete"])
+def test_exponential_splits_never_reuse_an_attribute_on_a_path(mpc_noise):
+    ds = load_dataset("tennis")
+    codes, y = ds.codes()
+    # a tiny split budget: the choices are close to uniform, used attributes must still get 0
+    model = run_oblivious_id3(
+        codes,
+        y,
+        (3, 3, 2, 2),
+        2,
+        depth=4,
+        split="exponential",
+        split_epsilon=0.01,
+        leaf_epsilon=1.0,
+        backend="local",
+        mpc_noise=mpc_noise,
+    )
+    ind = model.reconstruct()["indicators"]
+    w = 3
+    for j in range(w**3):
+        path = [ind[0][0], ind[1][j // w**2], ind[2][j // w], ind[3][j]]
+        assert np.array_equal(np.sum(path, axis=0), np.ones(4, dtype=np.int64))
+
+
+def test_oblivious_prediction_returns_the_reference_labels():
+    ds = load_dataset("heart")
+    codes, y = ds.codes()
+    model, ref = agree(ds, codes, y, **params("exact", "laplace", depth=3))
+    queries = codes[:25]
+    run = run_oblivious_predict(model, queries, ds.schema.domain_sizes, backend="local")
+    H = one_hot(queries, ds.schema, width=ds.schema.max_domain_size)
+    np.testing.assert_array_equal(run.labels, oblivious_predict(ref, H).argmax(axis=1))
+
+
+def test_depth_zero_is_one_noisy_leaf():
+    ds = load_dataset("tennis")
+    codes, y = ds.codes()
+    model, ref = agree(ds, codes, y, **params("exact", "laplace", depth=0))
+    assert model.reconstruct()["indicators"] == []
+    run = run_oblivious_predict(model, codes[:3], (3, 3, 2, 2), backend="local")
+    assert np.all(run.labels == np.argmax(ref.value[0]))
+
+
+def test_a_split_budget_too_small_for_the_fixed_point_type_is_refused():
+    ds = load_dataset("heart")
+    codes, y = ds.codes()
+    with pytest.raises(InvalidParameterError, match="bit_length"):
+        run_oblivious_id3(
+            codes,
+            y,
+            ds.schema.domain_sizes,
+            2,
+            depth=2,
+            split="exponential",
+            split_epsilon=1e-4,
+            backend="local",
+        )
+
+
+@pytest.mark.parametrize(
+    ("split", "noise"),
+    [("exact", "discrete"), ("exponential", "discrete"), ("exponential", "paper")],
+)
+def test_charging_a_run_costs_what_the_learner_planned(split, noise):
+    ds = load_dataset("tennis")
+    codes, y = ds.codes()
+    learner = ObliviousID3Classifier(
+        epsilon=1.0, max_depth=2, split=split, schema=ds.schema, backend="local", noise=noise
+    )
+    accounting = learner._accounting(ds.schema)
+    eps_split, eps_leaf = learner._budgets(ds.schema)
+    model = run_oblivious_id3(
+        codes,
+        y,
+        (3, 3, 2, 2),
+        2,
+        depth=2,
+        split=split,
+        split_epsilon=eps_split,
+        leaf_epsilon=eps_leaf,
+        backend="local",
+        mpc_noise=accounting.mpc_noise,
+    )
+    proven = split != "exact" and noise == "discrete"
+    led = Ledger(budget=Guarantee(1.0, 1e-9) if proven else Guarantee.unbounded())
+    plan = learner.privacy_plan(ds.schema)
+    with led.reserve(plan, scope=led.root) as res:
+        charge_oblivious_run(
+            led.root,
+            model,
+            split_epsilon=eps_split,
+            leaf_epsilon=eps_leaf,
+            claim=learner._claim_rule(),
+            caller="test",
+            accounting=accounting,
+        )
+        assert res.used() == led.plan_cost(plan)
+    if proven:
+        assert led.spent().epsilon == pytest.approx(1.0)
+        assert 0 < led.spent().delta < 1e-10
+    else:
+        assert led.spent().epsilon == float("inf")
+    assert not any("Outlook" in c.path or "Humidity" in c.path for c in led.charges)
+    assert len([c for c in led.charges if c.step == "leaf"]) == 3**2
+    with pytest.raises(InvalidParameterError, match="leaf_epsilon"):
+        charge_oblivious_run(
+            Ledger(budget=Guarantee.unbounded()).root,
+            model,
+            split_epsilon=eps_split,
+            leaf_epsilon=2 * eps_leaf,
+            claim=learner._claim_rule(),
+            caller="test",
+            accounting=accounting,
+        )
+
+
+@pytest.mark.mpc
+def test_three_parties_train_a_secret_tree_and_only_the_querier_learns_labels():
+    ds = load_dataset("tennis")
+    codes, y = ds.codes()
+    model, ref = agree(
+        ds, codes, y, backend="mpc", **params("exponential", "laplace", mpc_noise="discrete")
+    )
+    assert model.n_parties == 3 and model.stats.bytes_sent > 0
+    # one party's shares are not the model (random field elements); all three together are
+    alone = reconstruct([model.shares[0]])["indicators"][0]
+    assert not np.isin(alone, [0, 1]).all()
+    assert compare_secret_tree(model.reconstruct(), ref, (3, 3, 2, 2), 3) == []
+    run = run_oblivious_predict(model, codes, (3, 3, 2, 2), querier=1, backend="mpc")
+    H = one_hot(codes, ds.schema, width=3)
+    np.testing.assert_array_equal(run.labels, oblivious_predict(ref, H).argmax(axis=1))
+    assert run.others_learnt == (None, None)

@@ -1,0 +1,117 @@
+"""PartialMPCID3Classifier with the MPC protocol backend (Alg. 7-10 in MPyC)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from privet.data import load_dataset
+from privet.errors import MPCError
+from privet.learners import PartialMPCID3Classifier
+from privet.ledger import Guarantee, Ledger
+
+
+@pytest.fixture(scope="module")
+def tennis():
+    return load_dataset("tennis")
+
+
+def test_local_protocol_charges_the_plan(tennis):
+    led = Ledger(budget=Guarantee(2.0, 1e-9))
+    m = PartialMPCID3Classifier(
+        epsilon=1.0, max_depth=2, schema=tennis.schema, ledger=led, backend="local"
+    ).fit(tennis.X, tennis.y)
+    assert led.spent().epsilon == pytest.approx(1.0)
+    assert m.privacy_spent_.epsilon == pytest.approx(1.0)
+    assert set(m.predict(tennis.X)) <= set(tennis.schema.classes)
+    assert all(c.caller == "PartialMPCID3Classifier" for c in led.charges)
+
+
+@pytest.mark.mpc
+def test_three_party_protocol_charges_the_plan(tennis):
+    led = Ledger(budget=Guarantee(2.0, 1e-9))
+    m = PartialMPCID3Classifier(
+        epsilon=1.0, max_depth=2, schema=tennis.schema, ledger=led, backend="mpc", parties=3
+    ).fit(tennis.X, tennis.y)
+    assert led.spent().epsilon == pytest.approx(1.0)
+    assert len(m.mpc_stats_.parties) == 3
+    assert np.asarray(m.predict(tennis.X)).shape == (len(tennis.X),)
+
+
+def test_failed_run_is_charged_in_full_and_raises(tennis, monkeypatch):
+    """Parties may have seen opened values before a failure: charge the whole plan."""
+    import privet.learners.partial_mpc_id3.host as protocols
+
+    def dies(*args, **kwargs):
+        raise MPCError("party 2 died")
+
+    monkeypatch.setattr(protocols, "run_partial_mpc_id3", dies, raising=False)
+    led = Ledger(budget=Guarantee(2.0, 1e-9))
+    model = PartialMPCID3Classifier(
+        epsilon=1.0, max_depth=2, schema=tennis.schema, ledger=led, backend="local"
+    )
+    with pytest.raises(MPCError, match="died"):
+        model.fit(tennis.X, tennis.y)
+    assert led.spent().epsilon == pytest.approx(1.0)
+    assert led.charges[-1].mechanism.startswith("aborted MPC run")
+
+
+def test_forest_of_protocol_trees(tennis):
+    from privet.learners import DPRandomForestClassifier
+
+    led = Ledger(budget=Guarantee(2.0, 1e-9))
+    forest = DPRandomForestClassifier(
+        n_estimators=2,
+        tree="partial_mpc",
+        backend="local",
+        epsilon=1.0,
+        max_depth=1,
+        schema=tennis.schema,
+        ledger=led,
+        random_state=0,
+    ).fit(tennis.X, tennis.y)
+    assert led.spent().epsilon == pytest.approx(1.0)  # disjoint subsets: parallel
+    assert len(forest.trees_) == 2
+    assert set(forest.predict(tennis.X)) <= set(tennis.schema.classes)
+
+
+def test_mpc_default_noise_is_discrete_and_proven(tennis):
+    """ledger=None: the learner's own ledger gets epsilon and the plan's tiny delta."""
+    m = PartialMPCID3Classifier(
+        epsilon=1.0, max_depth=1, schema=tennis.schema, backend="local"
+    ).fit(tennis.X, tennis.y)
+    assert m.privacy_spent_.epsilon == pytest.approx(1.0)
+    assert 0 < m.privacy_spent_.delta < 1e-10
+    assert m.privacy_claim_.epsilon == 1.0
+    assert {c.mechanism for c in m.ledger_.charges} == {
+        "secure report-noisy-max (MPC, discrete Laplace)",
+        "secure discrete laplace (MPC)",
+    }
+
+
+def test_paper_fixed_point_noise_in_mpc_is_refused_on_a_finite_budget(tennis):
+    from privet.errors import BudgetExceededError
+
+    led = Ledger(budget=Guarantee(5.0, 1e-6))
+    model = PartialMPCID3Classifier(
+        epsilon=1.0, max_depth=1, schema=tennis.schema, backend="local", noise="paper", ledger=led
+    )
+    with pytest.raises(BudgetExceededError, match="no DP proof") as info:
+        model.fit(tennis.X, tennis.y)
+    assert "noise='discrete'" in str(info.value)
+    assert led.charges == []
+    unbounded = Ledger(budget=Guarantee.unbounded())
+    model.set_params(ledger=unbounded).fit(tennis.X, tennis.y)
+    assert model.privacy_spent_.epsilon == float("inf")
+    assert model.privacy_claim_.epsilon == 1.0  # the paper's claim, shown next to it
+
+
+def test_reference_discrete_noise_is_pure_and_reports_noisy_max(tennis):
+    led = Ledger(budget=Guarantee(1.0))
+    PartialMPCID3Classifier(
+        epsilon=1.0, max_depth=2, schema=tennis.schema, noise="discrete", ledger=led
+    ).fit(tennis.X, tennis.y)
+    assert led.spent().epsilon == pytest.approx(1.0) and led.spent().delta == 0.0
+    assert {c.mechanism for c in led.charges} == {"report_noisy_max", "noisy_histogram"}
+    splits = [c.entry for c in led.charges if c.mechanism == "report_noisy_max"]
+    assert splits and all(e.noise == "discrete_laplace" for e in splits)
