@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from privet.errors import InvalidParameterError, MPCError
+from privet.learners._trees.accounting import NoiseAccounting
 from privet.learners._trees.tree import Tree, TreeBuilder
 from privet.mpc.launcher import launch, run_local
 from privet.mpc.stats import RunResult, RunStats
@@ -173,3 +174,17 @@ class PredictRun:
     querier: int
     stats: RunStats = field(repr=False)
     others_learnt: tuple[Any, ...] = ()
+
+
+def check_noise(params: dict[str, Any], accounting: NoiseAccounting) -> None:
+    """Refuse to replay a run whose MPC noise differs from what the learner charges."""
+    made = params.get("mpc_noise", "fixed_point")
+    if made != accounting.mpc_noise or int(params.get("security_bits", 40)) != int(
+        accounting.security_bits
+    ):
+        raise InvalidParameterError(
+            f"the protocol ran with mpc_noise={made!r}, security_bits="
+            f"{params.get('security_bits')}, but the replay charges "
+            f"{accounting.mpc_noise!r}, {accounting.security_bits}; run the protocol with "
+            "the learner's noise."
+        )

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from privet.errors import InvalidParameterError
+from privet.learners._protocols.host import check_noise
 from privet.learners._trees.accounting import (
     ClaimRule,
     NoiseAccounting,
@@ -13,7 +14,6 @@ from privet.learners._trees.accounting import (
 )
 from privet.learners.oblivious_id3.host import SharedModel
 from privet.learners.oblivious_id3.reference import EXACT_SPLIT_REASON
-from privet.learners.partial_mpc_id3.replay import _check_noise
 from privet.ledger import NonPrivate, Scope
 
 
@@ -59,7 +59,7 @@ def charge_oblivious_run(
             f"the protocol ran with split_epsilon={params.get('split_epsilon')}, leaf_epsilon="
             f"{params['leaf_epsilon']}, but {split_epsilon}, {leaf_epsilon} are charged."
         )
-    _check_noise(params, accounting)
+    check_noise(params, accounting)
     relation = scope.ledger.relation
     sens = laplace_sensitivity(relation)
     if leaf == "laplace" and not np.isclose(sens, float(params["laplace_sensitivity"])):

@@ -39,6 +39,7 @@ from privet.data import Schema
 from privet.errors import InvalidParameterError
 from privet.learners._protocols.host import (
     TreeRun,
+    check_noise,
 )
 from privet.learners._trees.accounting import (
     NoiseAccounting,
@@ -46,19 +47,6 @@ from privet.learners._trees.accounting import (
 )
 from privet.learners._trees.ops import ReferenceOps
 from privet.ledger import Scope
-
-
-def _check_noise(params: dict[str, Any], accounting: NoiseAccounting) -> None:
-    made = params.get("mpc_noise", "fixed_point")
-    if made != accounting.mpc_noise or int(params.get("security_bits", 40)) != int(
-        accounting.security_bits
-    ):
-        raise InvalidParameterError(
-            f"the protocol ran with mpc_noise={made!r}, security_bits="
-            f"{params.get('security_bits')}, but the replay charges "
-            f"{accounting.mpc_noise!r}, {accounting.security_bits}; run the protocol with "
-            "the learner's noise."
-        )
 
 
 class ReplayOps(ReferenceOps):
@@ -100,7 +88,7 @@ class ReplayOps(ReferenceOps):
         )
         self.run = run
         self.accounting = accounting
-        _check_noise(run.params, accounting)
+        check_noise(run.params, accounting)
         self._path: tuple[int, ...] = ()
 
     def _check(self, name: str, used: float) -> None:
