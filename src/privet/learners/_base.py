@@ -9,6 +9,8 @@ values. A rejected call therefore charges nothing.
 from __future__ import annotations
 
 import contextlib
+import signal
+import threading
 import warnings
 from collections.abc import Iterator
 from numbers import Integral, Real
@@ -305,21 +307,47 @@ def refuse_non_private(estimator: Any, *, what: str, fix: str) -> None:
 
 @contextlib.contextmanager
 def charged_in_full_on_failure(estimator: Any, scope: Scope, schema: Schema) -> Iterator[None]:
-    """Around an MPC run: if it fails after launch, charge the estimator's whole plan.
+    """Around an MPC run and its replay: if anything stops it after launch, charge the plan.
 
     The parties may already have seen opened DP values, and which ones is not
-    known, so the reserved plan is spent (conservative) before the error goes on.
+    known, so the estimator's whole plan is spent (conservative) before the
+    error goes on. This covers every way out, including ``KeyboardInterrupt``
+    (Ctrl-C), ``SystemExit`` and a failure part-way through the replay of the
+    run's openings; charges the replay already made are kept, so a failure
+    in the replay may charge more than the run spent, never less.
     """
     try:
         yield
-    except Exception:
+    except BaseException:
         scope.charge(
             scope.ledger.plan_cost(estimator.privacy_plan(schema)),
             mechanism="aborted MPC run (charged in full)",
             caller=type(estimator).__name__,
-            step="protocol failed after launch; opened values unknown",
+            step="protocol stopped after launch; opened values unknown",
         )
         raise
+
+
+@contextlib.contextmanager
+def interrupts_deferred() -> Iterator[None]:
+    """Finish the block before a Ctrl-C takes effect (main thread only).
+
+    Used around the replay of an MPC run's openings into the ledger: the values
+    are already open, so stopping half-way would leave them part-charged. A
+    SIGINT received inside the block is recorded and raised as
+    ``KeyboardInterrupt`` when the block ends; elsewhere nothing changes.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    received: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: received.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if received:
+        raise KeyboardInterrupt
 
 
 def plan_depth(max_depth: int, schema: Schema | None) -> int:

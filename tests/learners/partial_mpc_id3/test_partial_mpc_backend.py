@@ -115,3 +115,54 @@ def test_reference_discrete_noise_is_pure_and_reports_noisy_max(tennis):
     assert {c.mechanism for c in led.charges} == {"report_noisy_max", "noisy_histogram"}
     splits = [c.entry for c in led.charges if c.mechanism == "report_noisy_max"]
     assert splits and all(e.noise == "discrete_laplace" for e in splits)
+
+
+@pytest.mark.parametrize("interrupt", [KeyboardInterrupt, SystemExit])
+def test_an_interrupted_run_is_charged_in_full(tennis, monkeypatch, interrupt):
+    """Ctrl-C during the MPC run (issue 11, item 2): the guard used to catch only Exception."""
+    import privet.learners.partial_mpc_id3.host as protocols
+
+    def interrupted(*args, **kwargs):
+        raise interrupt()
+
+    monkeypatch.setattr(protocols, "run_partial_mpc_id3", interrupted)
+    led = Ledger(budget=Guarantee(2.0, 1e-9))
+    model = PartialMPCID3Classifier(
+        epsilon=1.0, max_depth=2, schema=tennis.schema, ledger=led, backend="local"
+    )
+    with pytest.raises(interrupt):
+        model.fit(tennis.X, tennis.y)
+    assert led.spent().epsilon == pytest.approx(1.0)
+    assert led.charges[-1].mechanism.startswith("aborted MPC run")
+
+
+def test_ctrl_c_during_the_replay_still_charges_every_opening(tennis, monkeypatch):
+    """A real SIGINT while the openings are replayed into the ledger (issue 11, item 2).
+
+    The run has already opened its values, so the replay finishes (every opening is
+    charged exactly as planned) and the KeyboardInterrupt is raised afterwards.
+    """
+    import os
+    import signal
+
+    import privet.learners.partial_mpc_id3.replay as replay
+
+    real_select = replay.ReplayOps.select
+    calls = []
+
+    def select(self, *args, **kwargs):
+        calls.append(1)
+        if len(calls) == 1:
+            os.kill(os.getpid(), signal.SIGINT)
+        return real_select(self, *args, **kwargs)
+
+    monkeypatch.setattr(replay.ReplayOps, "select", select)
+    led = Ledger(budget=Guarantee(3.0, 1e-9))
+    model = PartialMPCID3Classifier(
+        epsilon=1.0, max_depth=2, schema=tennis.schema, ledger=led, backend="local"
+    )
+    with pytest.raises(KeyboardInterrupt):
+        model.fit(tennis.X, tennis.y)
+    assert len(calls) > 1  # the replay went on after the signal
+    assert led.spent().epsilon == pytest.approx(1.0)
+    assert not any(c.mechanism.startswith("aborted") for c in led.charges)

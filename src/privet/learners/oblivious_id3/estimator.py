@@ -18,6 +18,7 @@ from privet.learners._base import (
     BaseTreeClassifier,
     _validate_params,
     charged_in_full_on_failure,
+    interrupts_deferred,
     plan_depth,
     refuse_non_private,
 )
@@ -374,15 +375,16 @@ class ObliviousID3Classifier(BaseTreeClassifier):
                 parties=self.parties,
                 timeout=self.timeout,
             )
-        charge_oblivious_run(
-            scope,
-            model,
-            split_epsilon=eps_split,
-            leaf_epsilon=eps_leaf,
-            claim=claim,
-            caller=type(self).__name__,
-            accounting=accounting,
-        )
+        with interrupts_deferred():  # the run is over: its charges must all land
+            charge_oblivious_run(
+                scope,
+                model,
+                split_epsilon=eps_split,
+                leaf_epsilon=eps_leaf,
+                claim=claim,
+                caller=type(self).__name__,
+                accounting=accounting,
+            )
         return model
 
     def predict(self, X: Any) -> np.ndarray:

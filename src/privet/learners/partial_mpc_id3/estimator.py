@@ -20,6 +20,7 @@ from privet.learners._base import (
     BaseTreeClassifier,
     _validate_params,
     charged_in_full_on_failure,
+    interrupts_deferred,
     plan_depth,
 )
 from privet.learners._params import Interval, StrOptions
@@ -304,8 +305,9 @@ class PartialMPCID3Classifier(BaseTreeClassifier):
                 parties=self.parties,
                 timeout=self.timeout,
             )
-        self.mpc_stats_ = run.stats
-        ops = ReplayOps(run, schema, caller=type(self).__name__, accounting=accounting)
-        return grow_partial_mpc(
-            ops, scope, schema, depth=depth, epsilon=eps, leaf=self.leaf, claim=claim
-        )
+            self.mpc_stats_ = run.stats
+            ops = ReplayOps(run, schema, caller=type(self).__name__, accounting=accounting)
+        with interrupts_deferred():  # every opened value gets its charge, even on Ctrl-C
+            return grow_partial_mpc(
+                ops, scope, schema, depth=depth, epsilon=eps, leaf=self.leaf, claim=claim
+            )
