@@ -207,3 +207,21 @@ def test_scope_of_a_ledger_can_be_given(car):
         car.X.iloc[half:], car.y.iloc[half:]
     )
     assert led.spent().epsilon == pytest.approx(1.0)  # parallel composition
+
+
+def test_max_depth_above_the_attributes_is_capped_in_plan_and_noise():
+    """Issue 11, item 6: max_depth=1000 on Car (6 attributes) used to spend 0.007 of
+    epsilon=1 and add Laplace noise at scale 1001 instead of 7."""
+    from privet.data import load_dataset
+    from privet.ledger import Guarantee, Ledger
+
+    car = load_dataset("car")
+    led = Ledger(budget=Guarantee(1.0))
+    model = DPID3Classifier(epsilon=1.0, max_depth=1000, schema=car.schema, ledger=led)
+    plan = model.privacy_plan()
+    assert "capped at the 6 attributes" in plan.description
+    assert led.plan_cost(plan).epsilon == pytest.approx(1.0)
+    model.fit(car.X, car.y)
+    assert led.spent().epsilon == pytest.approx(1.0)
+    leaf_scales = {c.entry.scale for c in led.charges if c.step == "leaf"}
+    assert len(leaf_scales) == 1 and leaf_scales.pop() == pytest.approx(7.0)

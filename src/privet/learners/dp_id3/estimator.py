@@ -106,19 +106,32 @@ class DPID3Classifier(BaseTreeClassifier):
         self.public_domain = public_domain
         self.random_state = random_state
 
-    def _level_epsilon(self) -> float:
-        return float(self.epsilon) / (self.max_depth + 1)
+    def _level_epsilon(self, schema: Schema | None) -> float:
+        """epsilon/(h+1) with h = min(max_depth, number of attributes).
+
+        Alg. 6 of the paper divides by max_depth + 1 even when the tree cannot
+        have that many split levels (ID3 uses an attribute at most once on a
+        path); that wastes budget (max_depth=1000 on Car would add noise at
+        scale 1001 instead of 7). Capping h spends all of epsilon on levels
+        that exist; the plan says so.
+        """
+        return float(self.epsilon) / (plan_depth(self.max_depth, schema) + 1)
 
     def privacy_plan(self, schema: Schema | None = None) -> PrivacyPlan:
         """What ``fit`` will charge, from the parameters and the public schema alone."""
         _validate_params(self)
         schema = schema if schema is not None else self.schema
-        eps = self._level_epsilon()
+        eps = self._level_epsilon(schema)
         h = plan_depth(self.max_depth, schema)
+        capped = (
+            f" (max_depth={self.max_depth} capped at the {h} attributes)"
+            if h < self.max_depth
+            else ""
+        )
         plan = PrivacyPlan(
             caller=type(self).__name__,
             description=(
-                f"epsilon/(h+1) = {eps:.4g} per level over {self.max_depth + 1} levels; "
+                f"epsilon/(h+1) = {eps:.4g} per level over {h + 1} levels{capped}; "
                 "nodes of a level in parallel"
             ),
             claim=Claim(float(self.epsilon), source=CLAIM_SOURCE),
@@ -164,12 +177,13 @@ class DPID3Classifier(BaseTreeClassifier):
     def _grow(self, scope: Any, codes: np.ndarray, y_codes: np.ndarray) -> Any:
         schema = self.schema_
         sizes, c = schema.domain_sizes, schema.n_classes
-        eps = self._level_epsilon()
+        eps = self._level_epsilon(schema)
+        h = plan_depth(self.max_depth, schema)
         caller = type(self).__name__
         b = TreeBuilder(c)
 
         def grow(node: int, sc: Any, rows: np.ndarray, attrs: list[int], depth: int) -> None:
-            level = self.max_depth - depth
+            level = h - depth
             if depth == 0 or not attrs:
                 counts = np.bincount(y_codes[rows], minlength=c)
                 if self.leaf == "laplace":
@@ -199,5 +213,5 @@ class DPID3Classifier(BaseTreeClassifier):
                 grow(kid, part, rows[order[bounds[v] : bounds[v + 1]]], rest, depth - 1)
 
         root = b.add_node(0)
-        grow(root, scope, np.arange(codes.shape[0]), list(range(len(sizes))), self.max_depth)
+        grow(root, scope, np.arange(codes.shape[0]), list(range(len(sizes))), h)
         return b.build()
