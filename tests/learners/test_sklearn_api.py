@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import warnings
 
+import sklearn
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from privet.learners import (
@@ -41,9 +42,15 @@ _dp_expected = {
 }
 
 
+if sklearn.__version__.startswith("1.6."):
+    # scikit-learn 1.6 casts the X of a categorical-input estimator to int and then
+    # subtracts a float mean in place (numpy refuses the cast); 1.7 fixed the check
+    _common["check_positive_only_tag_during_fit"] = "bug in scikit-learn 1.6's own check"
+
+
 def _expected(estimator):
     return (
-        _dp_expected
+        _dp_expected | _common
         if not isinstance(estimator, ID3Classifier)
         else {**_common, "check_classifiers_train": "depth-2 tree on 8 inferred bins"}
     )

@@ -166,3 +166,47 @@ def test_ctrl_c_during_the_replay_still_charges_every_opening(tennis, monkeypatc
     assert len(calls) > 1  # the replay went on after the signal
     assert led.spent().epsilon == pytest.approx(1.0)
     assert not any(c.mechanism.startswith("aborted") for c in led.charges)
+
+
+def test_the_host_sizes_the_secure_integers_before_launch():
+    """Issue 11, item 3: a fixed 32-bit length made Adult-sized runs fail inside the
+    parties ("use a larger bit_length", no such parameter) after epsilon was charged."""
+    from privet.learners._protocols.programs import check_run_sizes, choose_bit_length
+
+    run = {"split_epsilon": 0.5, "leaf_epsilon": 0.5, "mpc_noise": "discrete"}
+    with pytest.raises(Exception, match="noisy-max keys"):
+        check_run_sizes(32_561, bit_length=32, **run)
+    bits = choose_bit_length(32_561, **run)
+    assert bits > 32
+    check_run_sizes(32_561, bit_length=bits, **run)  # fits
+    assert choose_bit_length(14, **run) == 32  # small data keeps the fast length
+
+
+def test_a_run_that_cannot_fit_is_refused_before_launch_and_charges_nothing(tennis, monkeypatch):
+    import privet.learners.partial_mpc_id3.host as host
+    from privet.errors import InvalidParameterError
+
+    def no_launch(*args, **kwargs):
+        raise AssertionError("the run was launched")
+
+    monkeypatch.setattr(host, "run_partial_mpc_id3", no_launch)
+    led = Ledger(budget=Guarantee(2.0, 1e-9))
+    model = PartialMPCID3Classifier(
+        epsilon=1e-30, max_depth=1, schema=tennis.schema, ledger=led, backend="local"
+    )
+    with pytest.raises(InvalidParameterError, match="Use a larger epsilon"):
+        model.fit(tennis.X, tennis.y)
+    assert led.spent().epsilon == 0
+    assert led.charges == []
+
+
+def test_a_timeout_below_one_second_is_refused_before_anything_runs(tennis):
+    from privet.errors import InvalidParameterError
+
+    led = Ledger(budget=Guarantee(2.0, 1e-9))
+    model = PartialMPCID3Classifier(
+        epsilon=1.0, schema=tennis.schema, ledger=led, backend="mpc", timeout=1e-3
+    )
+    with pytest.raises(InvalidParameterError, match=r"'timeout' parameter .* range \[1, inf\)"):
+        model.fit(tennis.X, tennis.y)
+    assert led.charges == []

@@ -16,6 +16,7 @@ import numpy as np
 
 from privet.errors import InvalidParameterError
 from privet.mpc._runtime import get_runtime
+from privet.mpc.discrete import SecureReportNoisyMax
 from privet.mpc.sharing import reveal
 
 mpc = get_runtime()
@@ -166,3 +167,34 @@ def digits(index: int, base: int, length: int) -> Path:
         out.append(index % base)
         index //= base
     return tuple(reversed(out))
+
+
+def split_penalty(mechanism: Any, n_records: int, n_candidates: int = 1) -> int:
+    """Score offset that keeps attributes already used on a path from being chosen.
+
+    Split scores are ``R (y + P)``: 0 for a used attribute, at least ``P`` for
+    an available one (scores y >= 0).
+
+    * Exponential mechanism: weights are ``2**-((max - q) log2(e) / scale)``
+      and come out exactly 0 once below ``2**-(f+1)``
+      (:func:`privet.mpc.fixedpoint.exp2_neg`), so ``P = ceil((f + 2) ln 2 *
+      scale)`` gives used attributes weight exactly 0.
+    * Report-noisy-max (:class:`~privet.mpc.discrete.SecureReportNoisyMax`):
+      no penalty (0): the used attributes are masked out of the argmax
+      (``mask=R``), which costs no integer range.
+    """
+    if isinstance(mechanism, SecureReportNoisyMax):
+        bound = int(mechanism.noise_bound)
+        check_range("the noisy split keys", n_records + 2 * bound + 2, mechanism.sectype)
+        return 0
+    f = mechanism.sectype.frac_length
+    penalty = math.ceil((f + 2) * math.log(2.0) * mechanism.scale)
+    check_range("the penalised split scores", penalty + 1, mechanism.sectype)
+    if n_records + penalty >= mechanism.max_score_gap:
+        raise InvalidParameterError(
+            f"The exponential-mechanism split needs score gaps up to {n_records + penalty} "
+            f"(n + the penalty for used attributes) at scale {mechanism.scale:g}, but "
+            f"{mechanism.sectype.__name__} handles gaps below {mechanism.max_score_gap:g}; "
+            "use a larger bit_length or a larger split budget."
+        )
+    return int(penalty)

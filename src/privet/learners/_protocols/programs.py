@@ -32,7 +32,9 @@ import numpy as np
 from privet.data import one_hot, one_hot_target
 from privet.errors import InvalidParameterError
 from privet.learners._protocols.common import (
+    check_range,
     flat_one_hot,
+    split_penalty,
 )
 from privet.mpc.discrete import SecureDiscreteLaplace, SecureReportNoisyMax, secure_bernoulli
 from privet.mpc.mechanisms import SecureExponentialMechanism, SecureLaplace
@@ -178,3 +180,71 @@ def _mechanisms(
     split = None if split_epsilon is None else selection(split_epsilon)
     leaf_mech = laplace(leaf_epsilon) if leaf == "laplace" else selection(leaf_epsilon)
     return split, leaf_mech
+
+
+#: Secure-integer lengths tried, smallest first, when the host sizes a run.
+BIT_LENGTHS = (32, 40, 48, 56, 64, 80, 96, 128)
+
+
+def check_run_sizes(
+    n_rows: int,
+    *,
+    split_epsilon: float | None,
+    leaf_epsilon: float,
+    leaf: str = "laplace",
+    oblivious: bool = False,
+    bit_length: int = 32,
+    frac_length: int | None = None,
+    clip_threshold: float | None = None,
+    laplace_method: str = "difference",
+    laplace_sensitivity: float = 1.0,
+    mpc_noise: str = "fixed_point",
+    security_bits: int = 40,
+) -> None:
+    """Every range check a tree run makes on its secure types, done from public sizes.
+
+    The parties make the same checks (a party must not trust the host), but the
+    host calls this before launch, so that a run that cannot fit is refused
+    before anything is opened (and so before anything is charged). Raises
+    :class:`~privet.errors.InvalidParameterError` naming what overflows.
+    """
+    split_mech, leaf_mech = _mechanisms(
+        leaf,
+        split_epsilon,
+        leaf_epsilon,
+        bit_length,
+        frac_length,
+        clip_threshold,
+        laplace_method,
+        laplace_sensitivity,
+        mpc_noise,
+        security_bits,
+    )
+    sectype = leaf_mech.sectype
+    check_range("the class counts", n_rows + 1, sectype)
+    bounds = [m.noise_bound for m in (split_mech, leaf_mech) if hasattr(m, "noise_bound")]
+    if mpc_noise == "discrete" and bounds:
+        check_range("the noisy-max keys", n_rows + 2 * max(bounds) + 2, sectype)
+    if oblivious and split_mech is not None:
+        split_penalty(split_mech, n_rows)
+
+
+def choose_bit_length(n_rows: int, **run: Any) -> int:
+    """The smallest of :data:`BIT_LENGTHS` for which :func:`check_run_sizes` passes.
+
+    Comparisons cost about one secret random bit per bit of length, so the
+    smallest length that holds the counts and the noise is the fastest run.
+    """
+    last: InvalidParameterError | None = None
+    for bits in BIT_LENGTHS:
+        try:
+            check_run_sizes(n_rows, bit_length=bits, **run)
+        except InvalidParameterError as exc:
+            last = exc
+            continue
+        return bits
+    raise InvalidParameterError(
+        f"No secure-integer length up to {BIT_LENGTHS[-1]} bits holds this run ({n_rows} rows, "
+        f"split epsilon {run.get('split_epsilon')}, leaf epsilon {run.get('leaf_epsilon')}): "
+        f"{last} Use a larger epsilon (the noise grows as 1/epsilon) or fewer levels."
+    )

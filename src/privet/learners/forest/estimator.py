@@ -480,7 +480,7 @@ class DPRandomForestClassifier(_BaseDPForest):
         "backend": [StrOptions({"reference", "mpc", "local"})],
         "noise": [StrOptions({"paper", "discrete"}), None],
         "parties": [Interval(Integral, 1, None, closed="left")],
-        "timeout": [Interval(Real, 0, None, closed="neither")],
+        "timeout": [Interval(Real, 1, None, closed="left")],
     }
 
     def __init__(

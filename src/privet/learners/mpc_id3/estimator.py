@@ -109,7 +109,7 @@ class MPCID3Classifier(BaseTreeClassifier):
         **BaseTreeClassifier._parameter_constraints,
         "parties": [Interval(Integral, 1, None, closed="left")],
         "backend": [StrOptions({"mpc", "local"})],
-        "timeout": [Interval(Real, 0, None, closed="neither")],
+        "timeout": [Interval(Real, 1, None, closed="left")],
         "bit_length": [Interval(Integral, 8, None, closed="left"), None],
         "ledger": "no_validation",  # checked in _validate_params
     }

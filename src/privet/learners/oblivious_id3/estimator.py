@@ -22,6 +22,7 @@ from privet.learners._base import (
     plan_depth,
     refuse_non_private,
 )
+from privet.learners._protocols.programs import choose_bit_length
 from privet.learners._params import Interval, StrOptions
 from privet.learners._trees.accounting import (
     NOISES,
@@ -157,7 +158,7 @@ class ObliviousID3Classifier(BaseTreeClassifier):
         "backend": [StrOptions({"reference", "mpc", "local"})],
         "noise": [StrOptions(set(NOISES)), None],
         "parties": [Interval(Integral, 1, None, closed="left")],
-        "timeout": [Interval(Real, 0, None, closed="neither")],
+        "timeout": [Interval(Real, 1, None, closed="left")],
         "ledger": "no_validation",  # checked in _validate_params / _scope
     }
 
@@ -356,6 +357,17 @@ class ObliviousID3Classifier(BaseTreeClassifier):
         schema = self.schema_
         eps_split, eps_leaf = self._budgets(schema)
         accounting = self._accounting(schema)
+        # sized from public counts before launch: a run that cannot fit charges nothing
+        bits = choose_bit_length(
+            codes.shape[0],
+            split_epsilon=eps_split if self.split == "exponential" else None,
+            leaf_epsilon=eps_leaf,
+            leaf=self.leaf,
+            oblivious=True,
+            laplace_sensitivity=laplace_sensitivity(scope.ledger.relation),
+            mpc_noise=accounting.mpc_noise,
+            security_bits=accounting.security_bits,
+        )
         with charged_in_full_on_failure(self, scope, schema):
             model = run_oblivious_id3(
                 codes,
@@ -367,6 +379,7 @@ class ObliviousID3Classifier(BaseTreeClassifier):
                 split_epsilon=eps_split,
                 leaf_epsilon=eps_leaf,
                 leaf=self.leaf,
+                bit_length=bits,
                 laplace_sensitivity=laplace_sensitivity(scope.ledger.relation),
                 mpc_noise=accounting.mpc_noise,
                 security_bits=accounting.security_bits,

@@ -43,7 +43,6 @@ Cost
 from __future__ import annotations
 
 import asyncio
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -57,6 +56,7 @@ from privet.learners._protocols.common import (
     digits,
     expand_rows,
     first_max_keys,
+    split_penalty,
 )
 from privet.learners._protocols.noise import SecureNoise
 from privet.mpc._runtime import get_runtime
@@ -97,37 +97,6 @@ class SecretTree:
     def arrays(self) -> list[Any]:
         """All secret arrays, levels first, leaves last (the order of export)."""
         return [*self.indicators, self.leaves]
-
-
-def split_penalty(mechanism: Any, n_records: int, n_candidates: int = 1) -> int:
-    """Score offset that keeps attributes already used on a path from being chosen.
-
-    Split scores are ``R (y + P)``: 0 for a used attribute, at least ``P`` for
-    an available one (scores y >= 0).
-
-    * Exponential mechanism: weights are ``2**-((max - q) log2(e) / scale)``
-      and come out exactly 0 once below ``2**-(f+1)``
-      (:func:`privet.mpc.fixedpoint.exp2_neg`), so ``P = ceil((f + 2) ln 2 *
-      scale)`` gives used attributes weight exactly 0.
-    * Report-noisy-max (:class:`~privet.mpc.discrete.SecureReportNoisyMax`):
-      no penalty (0): the used attributes are masked out of the argmax
-      (``mask=R``), which costs no integer range.
-    """
-    if isinstance(mechanism, SecureReportNoisyMax):
-        bound = int(mechanism.noise_bound)
-        check_range("the noisy split keys", n_records + 2 * bound + 2, mechanism.sectype)
-        return 0
-    f = mechanism.sectype.frac_length
-    penalty = math.ceil((f + 2) * math.log(2.0) * mechanism.scale)
-    check_range("the penalised split scores", penalty + 1, mechanism.sectype)
-    if n_records + penalty >= mechanism.max_score_gap:
-        raise InvalidParameterError(
-            f"The exponential-mechanism split needs score gaps up to {n_records + penalty} "
-            f"(n + the penalty for used attributes) at scale {mechanism.scale:g}, but "
-            f"{mechanism.sectype.__name__} handles gaps below {mechanism.max_score_gap:g}; "
-            "use a larger bit_length or a larger split budget."
-        )
-    return int(penalty)
 
 
 @mpc.coroutine

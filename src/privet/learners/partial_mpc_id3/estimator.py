@@ -23,6 +23,7 @@ from privet.learners._base import (
     interrupts_deferred,
     plan_depth,
 )
+from privet.learners._protocols.programs import choose_bit_length
 from privet.learners._params import Interval, StrOptions
 from privet.learners._trees.accounting import (
     CLAIM_SOURCE,
@@ -87,7 +88,7 @@ class PartialMPCID3Classifier(BaseTreeClassifier):
     parties : int, default=3
         Number of MPC parties for ``backend="mpc"``.
     timeout : float, default=60
-        Seconds a party may wait for another before the run fails with MPCError.
+        Seconds a party may wait for another before the run fails with MPCError (at least 1).
     schema : privet.data.Schema or None
         Public attribute domains (required unless ``public_domain="infer"``).
     ledger : Ledger, Scope or None
@@ -137,7 +138,7 @@ class PartialMPCID3Classifier(BaseTreeClassifier):
         "backend": [StrOptions({"reference", "mpc", "local"})],
         "noise": [StrOptions(set(NOISES)), None],
         "parties": [Interval(Integral, 1, None, closed="left")],
-        "timeout": [Interval(Real, 0, None, closed="neither")],
+        "timeout": [Interval(Real, 1, None, closed="left")],
         "ledger": "no_validation",  # checked in _validate_params / _scope
     }
 
@@ -288,6 +289,16 @@ class PartialMPCID3Classifier(BaseTreeClassifier):
             codes, y_codes = codes[rows], y_codes[rows]
         depth, eps = self._depth(schema), self._query_epsilon(schema)
         accounting = self._accounting(schema)
+        # sized from public counts before launch: a run that cannot fit charges nothing
+        bits = choose_bit_length(
+            codes.shape[0],
+            split_epsilon=eps,
+            leaf_epsilon=eps,
+            leaf=self.leaf,
+            laplace_sensitivity=laplace_sensitivity(scope.ledger.relation),
+            mpc_noise=accounting.mpc_noise,
+            security_bits=accounting.security_bits,
+        )
         with charged_in_full_on_failure(self, scope, schema):
             run = run_partial_mpc_id3(
                 codes,
@@ -297,6 +308,7 @@ class PartialMPCID3Classifier(BaseTreeClassifier):
                 depth=depth,
                 epsilon=eps,
                 leaf=self.leaf,
+                bit_length=bits,
                 laplace_sensitivity=laplace_sensitivity(scope.ledger.relation),
                 mpc_noise=accounting.mpc_noise,
                 security_bits=accounting.security_bits,
