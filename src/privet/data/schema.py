@@ -38,6 +38,7 @@ from privet.data.attributes import (
     CategoryValue,
     Numeric,
     attribute_from_dict,
+    check_keys,
 )
 from privet.data.discretise import from_codes, labels_from_codes
 from privet.data.validation import MissingPolicy, TargetPolicy, check, column_codes
@@ -292,15 +293,7 @@ class Schema:
         """Build a schema from the dict written by :meth:`to_dict`."""
         if not isinstance(d, Mapping):
             raise SchemaError(f"A schema must be a JSON object, got {type(d).__name__}.")
-        unknown = sorted(d.keys() - _TOP_KEYS)
-        missing = sorted({"attributes", "target"} - d.keys())
-        if unknown or missing:
-            problems = [f"unexpected keys {unknown}"] if unknown else []
-            problems += [f"no {missing} key"] if missing else []
-            raise SchemaError(
-                f"Schema JSON has {' and '.join(problems)}; allowed keys are "
-                f"{sorted(_TOP_KEYS)} ('attributes' and 'target' are required)."
-            )
+        check_keys(d, {"attributes", "target"}, _TOP_KEYS, _top_keys_message)
         if d.get("format", _FORMAT) != _FORMAT or d.get("version", _VERSION) != _VERSION:
             raise SchemaError(
                 f"Schema JSON declares format {d.get('format')!r} version "
@@ -353,3 +346,12 @@ class Schema:
             return cls.from_json(text)
         except SchemaError as exc:
             raise SchemaError(f"In schema file {os.fspath(path)!r}: {exc}") from exc
+
+
+def _top_keys_message(missing: list[str], unknown: list[str]) -> str:
+    problems = [f"unexpected keys {unknown}"] if unknown else []
+    problems += [f"no {missing} key"] if missing else []
+    return (
+        f"Schema JSON has {' and '.join(problems)}; allowed keys are "
+        f"{sorted(_TOP_KEYS)} ('attributes' and 'target' are required)."
+    )
