@@ -80,7 +80,7 @@ def test_grid_search_in_worker_processes_charges_the_ledger_file(car, sqlite_pat
 def test_worker_processes_refuse_an_in_memory_ledger_and_charge_nothing(car):
     schema, X, y = car
     led = Ledger(budget=10.0)
-    with pytest.raises(ValueError, match="Ledger.open"):  # all fits failed, with our message
+    with pytest.raises(ValueError, match=r"Ledger\.open"):  # all fits failed, with our message
         cross_val_score(_model(schema, led), X, y, cv=K, n_jobs=2)
     with pytest.raises(LedgerNotShareableError, match=r"ledger file: Ledger\.open"):
         cross_val_score(_model(schema, led), X, y, cv=K, n_jobs=2, error_score="raise")

@@ -23,6 +23,7 @@ Unknown keys are refused rather than ignored, so a typo cannot drop a domain.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from collections.abc import Iterable, Mapping, Sequence
@@ -287,6 +288,26 @@ class Schema:
         out["attributes"] = [a.to_dict() for a in self.attributes]
         out["target"] = self.target.to_dict()
         return out
+
+    def fingerprint(self) -> str:
+        """A stable hash (SHA-256, hex) of the public schema: attributes and target.
+
+        Two schemas have the same fingerprint exactly when their attributes (names,
+        kinds, categories, bounds, bins, in order) and targets are equal; the
+        description does not count. A ledger records it per dataset so that rows
+        of one dataset cannot be charged to another's budget.
+
+        >>> from privet.data import Categorical, Numeric, Schema
+        >>> s = Schema([Numeric("age", 0, 100)], Categorical("y", ["no", "yes"]))
+        >>> len(s.fingerprint()), s.fingerprint() == Schema.from_dict(s.to_dict()).fingerprint()
+        (64, True)
+        """
+        public = {
+            "attributes": [a.to_dict() for a in self.attributes],
+            "target": self.target.to_dict(),
+        }
+        text = json.dumps(public, sort_keys=True, separators=(",", ":"), default=str)
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Schema:
