@@ -215,10 +215,18 @@ class Gaussian(Entry):
         )
         object.__setattr__(self, "epsilon", check_epsilon(self.epsilon, allow_inf=True))
         object.__setattr__(self, "delta", check_delta(self.delta))
+        if self.sensitivity / self.sigma > 1e100:
+            raise InvalidParameterError(
+                f"Gaussian: sensitivity/sigma = {self.sensitivity / self.sigma:g} gives no "
+                "meaningful privacy (rho overflows); use a larger sigma."
+            )
 
     @property
     def rho(self) -> float:
-        return self.sensitivity**2 / (2 * self.sigma**2)
+        try:
+            return self.sensitivity**2 / (2 * self.sigma**2)
+        except OverflowError:  # huge sigma or sensitivity: the same ratio, computed safely
+            return (self.sensitivity / self.sigma) ** 2 / 2
 
 
 @register_entry

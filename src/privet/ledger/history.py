@@ -25,6 +25,7 @@ from privet.errors import (
     PrivetError,
 )
 from privet.ledger import chain
+from privet.ledger.composition import check_sampling
 from privet.ledger.guarantee import Guarantee
 from privet.ledger.records import ChargeRecord, eps_from_text, eps_text, guarantee_from
 from privet.ledger.relation import NeighbouringRelation
@@ -154,6 +155,10 @@ class History(ScopeTree):
             parent = as_int(p["parent"])
             if parent not in self._nodes or p["kind"] not in ("partition", "subsample"):
                 raise bad("refers to an unknown scope or kind")
+            if p["kind"] == "subsample":
+                check_sampling(p["rate"], p["method"], self.relation)
+            elif p["rate"] != 1.0 or p["method"] != "":
+                raise bad("gives a partition a sampling rate")
             members = [(as_int(m[0]), str(m[1])) for m in p["members"]]
             if any(m in self._nodes for m, _ in members) or not members:
                 raise bad("reuses a scope id")

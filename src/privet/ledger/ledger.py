@@ -306,13 +306,14 @@ class Ledger(History):
             raise InvalidParameterError(f"caller must be a string, got {caller!r}.")
         if not caller and hasattr(plan, "caller"):
             caller = str(plan.caller)
+
+        if scope is not None and not isinstance(scope, Scope):
+            raise InvalidParameterError(f"scope must be a Scope of this ledger, got {scope!r}.")
         if scope is not None and scope.ledger is not self:
             raise InvalidParameterError(
                 f"The scope {scope.path!r} belongs to another ledger; reserve on its own ledger."
             )
         node_id = self._root_id if scope is None else scope.id
-        if scope is not None and not isinstance(scope, Scope):
-            raise InvalidParameterError(f"scope must be a Scope of this ledger, got {scope!r}.")
         rid = self._reserve(amount, caller, node_id)
         return Reservation(self, rid)
 
@@ -687,7 +688,7 @@ def _check_entry_size(entry: Entry | Guarantee) -> None:
             "meaningful; nothing was charged. Use a smaller epsilon."
         )
     rho = entry.rho if isinstance(entry, Entry) else None
-    if rho is not None and math.isfinite(rho) and rho > MAX_EPSILON**2:
+    if rho is not None and not rho <= MAX_EPSILON**2:
         raise InvalidParameterError(
             f"rho={rho!r} is too large to account for; nothing was charged."
         )
