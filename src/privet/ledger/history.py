@@ -243,68 +243,6 @@ def genesis(
     }
 
 
-def events_from_json(data: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
-    """The events that rebuild a to_json() document, in an order that replays it."""
-    budget = guarantee_from(data["budget"])
-    if math.isinf(budget.epsilon) and not budget.is_unbounded:
-        raise ValueError("an infinite budget must be Guarantee.unbounded()")
-    events: list[tuple[str, dict[str, Any]]] = [
-        (
-            "dataset",
-            genesis(
-                dataset_name(data["dataset"]),
-                budget,
-                NeighbouringRelation.parse(data["relation"]),
-                root=as_int(data.get("root", 1)),
-            ),
-        )
-    ]
-    for g in sorted(data["groups"], key=lambda g: g["id"]):
-        events.append(
-            (
-                "group",
-                {
-                    "id": as_int(g["id"]),
-                    "parent": as_int(g["parent"]),
-                    "kind": g["kind"],
-                    "stable": bool(g["stable"]),
-                    "rate": float(g["rate"]),
-                    "method": str(g["method"]),
-                    "members": [[as_int(m["id"]), str(m["label"])] for m in g["members"]],
-                },
-            )
-        )
-    closed = []
-    for r in sorted(data["reservations"], key=lambda r: r["id"]):
-        amount = guarantee_from(r["amount"])
-        events.append(
-            (
-                "reserve",
-                {
-                    "id": as_int(r["id"]),
-                    "epsilon": eps_text(amount.epsilon),
-                    "delta": amount.delta,
-                    "caller": str(r["caller"]),
-                    "pid": as_int(r["pid"]),
-                    "host": str(r["host"]),
-                    "created": float(r["created"]),
-                    "scope_id": as_int(r["scope_id"]),
-                },
-            )
-        )
-        if r["status"] == "closed":
-            closed.append(as_int(r["id"]))
-        elif r["status"] != "open":
-            raise ValueError(f"reservation status {r['status']!r}")
-    for c in sorted(data["charges"], key=lambda c: c["id"]):
-        record = ChargeRecord.from_dict(c)
-        events.append(("charge", {"id": record.id, "record": record.to_dict()}))
-    events += [("close", {"id": rid}) for rid in closed]
-    if data.get("schema") is not None:
-        events.append(("schema", {"fingerprint": str(data["schema"])}))
-    return events
-
-
 def as_int(v: Any) -> int:
     if isinstance(v, bool) or not isinstance(v, int):
         raise TypeError(f"expected an integer id, got {v!r}")

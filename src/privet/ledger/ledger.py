@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import json
 import math
-import numbers
 import os
 import socket
 import time
@@ -42,25 +41,22 @@ from privet.errors import (
     PrivetError,
     SchemaError,
 )
+from privet.ledger.budget import check_budget, check_entry_size, left_of
 from privet.ledger.composition import Bound, Cost, best_guarantee
+from privet.ledger.document import events_from_json, to_document
 from privet.ledger.entries import Claim, Entry, NonPrivate, as_entry
 from privet.ledger.guarantee import Guarantee
-from privet.ledger.history import History, dataset_name, events_from_json, genesis
+from privet.ledger.history import History, dataset_name, genesis
 from privet.ledger.plan import PlanNode
 from privet.ledger.records import (
     ChargeRecord,
     eps_text,
-    guarantee_dict,
 )
 from privet.ledger.relation import NeighbouringRelation
 from privet.ledger.reservation import Reservation
 from privet.ledger.scope import Scope
 from privet.ledger.store import MemoryStore
 from privet.ledger.tree import ReservationState
-
-#: The largest epsilon a budget may have (beyond it e^epsilon overflows and no
-#: statement is meaningful); use Guarantee.unbounded() for no limit at all.
-MAX_EPSILON = 1e12
 
 
 class Ledger(History):
@@ -349,43 +345,7 @@ class Ledger(History):
         """Everything in the ledger as JSON; :meth:`from_json` restores it exactly."""
         with self._lock:
             self._refresh()
-            data = {
-                "format": "privet-ledger",
-                "version": 1,
-                "dataset": self.dataset,
-                "budget": guarantee_dict(self.budget),
-                "relation": self.relation.value,
-                "root": self._root_id,
-                "groups": [
-                    {
-                        "id": g.id,
-                        "parent": g.parent,
-                        "kind": g.kind,
-                        "stable": g.stable,
-                        "rate": g.rate,
-                        "method": g.method,
-                        "members": [{"id": m, "label": self._nodes[m].label} for m in g.members],
-                    }
-                    for g in (self._groups[k] for k in sorted(self._groups))
-                ],
-                "charges": [self._charges[k].to_dict() for k in sorted(self._charges)],
-                "reservations": [
-                    {
-                        "id": r.id,
-                        "amount": guarantee_dict(r.amount),
-                        "status": r.status,
-                        "caller": r.caller,
-                        "pid": r.pid,
-                        "host": r.host,
-                        "created": r.created,
-                        "scope_id": r.scope_id,
-                    }
-                    for r in (self._reservations[k] for k in sorted(self._reservations))
-                ],
-            }
-            if self._schema is not None:
-                data["schema"] = self._schema
-            return json.dumps(data, indent=1)
+            return json.dumps(to_document(self), indent=1)
 
     @classmethod
     def from_json(cls, text: str) -> Ledger:
@@ -505,7 +465,7 @@ class Ledger(History):
             with self._tentative(node_id, Cost.of(entry), None):
                 bound = self._global_bound()
             if not bound.guarantee.fits_in(self.budget):
-                left = _left(self.budget, self._global_bound().guarantee)
+                left = left_of(self.budget, self._global_bound().guarantee)
                 raise BudgetExceededError(
                     f"Charging {entry.guarantee()} in scope {path!r} would bring dataset "
                     f"{self.dataset!r} to {bound.guarantee} ({bound.method} composition), "
@@ -565,52 +525,38 @@ class Ledger(History):
             reservation = None
         if not mechanism:
             raise InvalidParameterError("A charge needs the name of its mechanism.")
-        _check_entry_size(entry)
+        check_entry_size(entry)
+
+        def record() -> ChargeRecord:
+            return ChargeRecord(
+                id=0,  # the store gives the id
+                scope_id=node_id,
+                path=self._nodes[node_id].path,
+                entry=entry,
+                mechanism=mechanism,
+                sensitivity=None if sensitivity is None else float(sensitivity),
+                relation=self.relation.value,
+                caller=caller,
+                step=step,
+                claim=claim,
+                timestamp=time.time(),
+                reservation=None if reservation is None else reservation.id,
+            )
+
         if not commit:
             with self._lock:
                 self._refresh()
                 self._check_charge(node_id, entry, reservation)
-                return self._make_record(
-                    node_id, entry, mechanism, sensitivity, caller, step, claim, reservation
-                )
+                return record()
         with self._write():
             if reservation is not None and not reservation.is_open:
                 reservation = None
             self._check_charge(node_id, entry, reservation)
-            record = self._make_record(
-                node_id, entry, mechanism, sensitivity, caller, step, claim, reservation
-            )
-            event = self._append("charge", {"id": None, "record": record.to_dict()})
+            event = self._append("charge", {"id": None, "record": record().to_dict()})
         return self._charges[event.payload["id"]]
 
-    def _make_record(
-        self,
-        node_id: int,
-        entry: Entry,
-        mechanism: str,
-        sensitivity: float | None,
-        caller: str,
-        step: str,
-        claim: Claim | None,
-        reservation: Reservation | None,
-    ) -> ChargeRecord:
-        return ChargeRecord(
-            id=0,  # the store gives the id
-            scope_id=node_id,
-            path=self._nodes[node_id].path,
-            entry=entry,
-            mechanism=mechanism,
-            sensitivity=None if sensitivity is None else float(sensitivity),
-            relation=self.relation.value,
-            caller=caller,
-            step=step,
-            claim=claim,
-            timestamp=time.time(),
-            reservation=None if reservation is None else reservation.id,
-        )
-
     def _reserve(self, amount: Guarantee, caller: str, node_id: int) -> int:
-        _check_entry_size(amount)
+        check_entry_size(amount)
         with self._write():
             # Check with a stand-in reservation placed at its scope, then remove it.
             trial = ReservationState(-1, amount, "open", caller, 0, "", 0.0, node_id)
@@ -627,7 +573,7 @@ class Ledger(History):
                     f"Reserving {amount} for {caller or 'this call'} in scope "
                     f"{self._nodes[node_id].path!r} would bring dataset {self.dataset!r} to "
                     f"{bound.guarantee}, over its budget {self.budget}: "
-                    f"{_left(self.budget, left)} is left. Lower epsilon or use a new dataset "
+                    f"{left_of(self.budget, left)} is left. Lower epsilon or use a new dataset "
                     "budget."
                 )
             event = self._append(
@@ -653,47 +599,6 @@ class Ledger(History):
                 self._append("close", {"id": rid})
 
 
-def check_budget(budget: Any) -> Guarantee:
-    """A ledger budget as a Guarantee; refuse anything else, and implicit infinity."""
-    if isinstance(budget, Guarantee):
-        g = budget
-    elif isinstance(budget, numbers.Real) and not isinstance(budget, bool):
-        g = Guarantee(budget)
-    else:
-        raise InvalidParameterError(
-            f"A ledger budget is a Guarantee(epsilon, delta) or an epsilon, got {budget!r}."
-        )
-    if math.isinf(g.epsilon):
-        if g.is_unbounded:
-            return g
-        raise InvalidParameterError(
-            f"A ledger budget of epsilon=inf ({budget!r}) is refused: it would accept any "
-            "privacy loss. Give a finite epsilon, or budget=Guarantee.unbounded() if a "
-            "paper-faithful run must release exact aggregates knowingly."
-        )
-    if g.epsilon > MAX_EPSILON:
-        raise InvalidParameterError(
-            f"A ledger budget of epsilon={g.epsilon!r} is above {MAX_EPSILON:g}, where no "
-            "privacy statement is meaningful; give a smaller epsilon, or "
-            "Guarantee.unbounded() for no limit."
-        )
-    return g
-
-
-def _check_entry_size(entry: Entry | Guarantee) -> None:
-    eps = entry.epsilon
-    if math.isfinite(eps) and eps > MAX_EPSILON:
-        raise InvalidParameterError(
-            f"epsilon={eps!r} is above {MAX_EPSILON:g}, where no privacy statement is "
-            "meaningful; nothing was charged. Use a smaller epsilon."
-        )
-    rho = entry.rho if isinstance(entry, Entry) else None
-    if rho is not None and not rho <= MAX_EPSILON**2:
-        raise InvalidParameterError(
-            f"rho={rho!r} is too large to account for; nothing was charged."
-        )
-
-
 def _reopen(path: str, dataset: str, timeout: float) -> Ledger:
     return Ledger.open(path, dataset, timeout=timeout)
 
@@ -707,12 +612,6 @@ def _frozen_copy(text: str) -> Ledger:
         "Ledger.open(path, dataset, budget). Nothing was charged."
     )
     return led
-
-
-def _left(budget: Guarantee, used: Guarantee) -> Guarantee:
-    if math.isinf(budget.epsilon):
-        return budget
-    return Guarantee(max(0.0, budget.epsilon - used.epsilon), max(0.0, budget.delta - used.delta))
 
 
 __all__ = ["ChargeRecord", "Ledger", "PrivetError", "Reservation", "Scope"]

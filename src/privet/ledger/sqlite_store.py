@@ -27,135 +27,39 @@ from __future__ import annotations
 
 import contextlib
 import json
-import math
-import numbers
-import os
 import sqlite3
 import time
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
 from privet.errors import (
-    DataNotFoundError,
     InvalidParameterError,
     LedgerBusyError,
     LedgerCorruptError,
     PrivetError,
 )
 from privet.ledger.chain import Event, canonical, seal
+from privet.ledger.sqlite_file import (
+    FORMAT,
+    SCHEMA_V1,
+    TABLES,
+    UPGRADE_V2,
+    VERSION,
+    check_path,
+    check_timeout,
+    list_datasets,
+    statements,
+)
 from privet.ledger.store import Store
+
+__all__ = ["SQLiteStore", "list_datasets"]
 
 T = TypeVar("T")
 
-#: privet's SQLite ledger format: 1 had no hash chain; 2 adds it (meta, chain, head, schema).
-FORMAT = "privet-ledger"
-VERSION = 2
 
 # SQLite's own wait for a lock, per attempt; the retry loop in Python does the rest
 # (a wait in C cannot be interrupted by Ctrl-C).
 _BUSY_MS = 20
-
-_TABLES = {
-    "meta": ("key", "value"),
-    "datasets": (
-        "name",
-        "budget_epsilon",
-        "budget_delta",
-        "relation",
-        "root_scope",
-        "created",
-        "head",
-        "schema",
-    ),
-    "groups": ("id", "dataset", "parent", "kind", "stable", "rate", "method"),
-    "scopes": ("id", "dataset", "group_id", "label"),
-    "reservations": (
-        "id",
-        "dataset",
-        "epsilon",
-        "delta",
-        "status",
-        "caller",
-        "pid",
-        "host",
-        "created",
-        "closed",
-        "scope_id",
-    ),
-    "charges": ("id", "dataset", "scope_id", "reservation", "record"),
-    "chain": ("dataset", "seq", "kind", "ref", "hash"),
-}
-
-_SCHEMA_V1 = """
-CREATE TABLE IF NOT EXISTS datasets (
-    name TEXT PRIMARY KEY,
-    budget_epsilon TEXT NOT NULL,
-    budget_delta REAL NOT NULL,
-    relation TEXT NOT NULL,
-    root_scope INTEGER NOT NULL,
-    created REAL NOT NULL
-);
-CREATE TABLE IF NOT EXISTS groups (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    dataset TEXT NOT NULL,
-    parent INTEGER NOT NULL,
-    kind TEXT NOT NULL,
-    stable INTEGER NOT NULL,
-    rate REAL NOT NULL,
-    method TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS scopes (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    dataset TEXT NOT NULL,
-    group_id INTEGER,
-    label TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS reservations (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    dataset TEXT NOT NULL,
-    epsilon TEXT NOT NULL,
-    delta REAL NOT NULL,
-    status TEXT NOT NULL,
-    caller TEXT NOT NULL,
-    pid INTEGER NOT NULL,
-    host TEXT NOT NULL,
-    created REAL NOT NULL,
-    closed REAL,
-    scope_id INTEGER NOT NULL
-);
-CREATE TABLE IF NOT EXISTS charges (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    dataset TEXT NOT NULL,
-    scope_id INTEGER NOT NULL,
-    reservation INTEGER,
-    record TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS charges_by_dataset ON charges (dataset, id);
-CREATE INDEX IF NOT EXISTS groups_by_dataset ON groups (dataset, id);
-CREATE INDEX IF NOT EXISTS scopes_by_dataset ON scopes (dataset, id);
-CREATE INDEX IF NOT EXISTS reservations_by_dataset ON reservations (dataset, status)
-"""
-
-_UPGRADE_V2 = f"""
-ALTER TABLE datasets ADD COLUMN head TEXT NOT NULL DEFAULT '';
-ALTER TABLE datasets ADD COLUMN schema TEXT;
-CREATE TABLE chain (
-    dataset TEXT NOT NULL,
-    seq INTEGER NOT NULL,
-    kind TEXT NOT NULL,
-    ref INTEGER,
-    hash TEXT NOT NULL,
-    PRIMARY KEY (dataset, seq)
-) WITHOUT ROWID;
-CREATE INDEX scopes_by_group ON scopes (group_id, id);
-CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-INSERT INTO meta VALUES ('format', '{FORMAT}');
-INSERT INTO meta VALUES ('version', '{VERSION}')
-"""
-
-
-def _statements(script: str) -> list[str]:
-    return [s.strip() for s in script.split(";") if s.strip()]
 
 
 class SQLiteStore(Store):
@@ -173,8 +77,8 @@ class SQLiteStore(Store):
     @classmethod
     def connect(cls, path: Any, dataset: str, timeout: Any) -> SQLiteStore:
         """Open (or create) the file, check its integrity and format, upgrade format 1."""
-        path = _check_path(path)
-        timeout = _check_timeout(timeout)
+        path = check_path(path)
+        timeout = check_timeout(timeout)
         try:
             conn = sqlite3.connect(
                 path, timeout=_BUSY_MS / 1000, isolation_level=None, check_same_thread=False
@@ -202,13 +106,13 @@ class SQLiteStore(Store):
                     f"{'; '.join(str(r[0]) for r in check[:3])}). Do not use it; restore it "
                     "from a backup."
                 )
-            if self._tables() != set(_TABLES):
+            if self._tables() != set(TABLES):
                 with self.transaction():
                     tables = self._tables()
                     if not tables:
-                        for stmt in _statements(_SCHEMA_V1) + _statements(_UPGRADE_V2):
+                        for stmt in statements(SCHEMA_V1) + statements(UPGRADE_V2):
                             conn.execute(stmt)
-                    elif tables == set(_TABLES) - {"meta", "chain"}:
+                    elif tables == set(TABLES) - {"meta", "chain"}:
                         self._upgrade_v1()
             self._check_format()
 
@@ -218,7 +122,7 @@ class SQLiteStore(Store):
 
     def _check_format(self) -> None:
         conn = self._conn
-        if self._tables() != set(_TABLES):
+        if self._tables() != set(TABLES):
             raise LedgerCorruptError(
                 f"{self.path!r} is not a privet ledger file (its tables are "
                 f"{sorted(self._tables())}); check the path."
@@ -231,7 +135,7 @@ class SQLiteStore(Store):
                 f"{self.path!r} is a privet ledger of format version {meta.get('version')!r}; "
                 f"this privet reads version {VERSION}. Upgrade privet, or restore the file."
             )
-        for table, columns in _TABLES.items():
+        for table, columns in TABLES.items():
             found = tuple(r[1] for r in conn.execute(f"PRAGMA table_info({table})"))
             if found != columns:
                 raise LedgerCorruptError(
@@ -242,7 +146,7 @@ class SQLiteStore(Store):
     def _upgrade_v1(self) -> None:
         """Format 1 -> 2: add the chain, computed from the rows as they are now."""
         conn = self._conn
-        for stmt in _statements(_UPGRADE_V2):
+        for stmt in statements(UPGRADE_V2):
             conn.execute(stmt)
         names = [r[0] for r in conn.execute("SELECT name FROM datasets ORDER BY name")]
         for name in names:
@@ -580,48 +484,6 @@ class SQLiteStore(Store):
         self._conn.close()
 
 
-def _check_path(path: Any) -> str:
-    if not isinstance(path, str | os.PathLike):
-        raise InvalidParameterError(
-            f"A ledger file path is a str or os.PathLike, got {path!r} of type "
-            f"{type(path).__name__}."
-        )
-    path = os.fspath(path)
-    if not isinstance(path, str):
-        path = os.fsdecode(path)
-    if path.strip() in ("", ":memory:") or path.startswith("file:"):
-        raise InvalidParameterError(
-            f"Ledger.open needs the path of a ledger file, got {path!r}: an empty path or "
-            "':memory:' would make a private, non-persistent ledger that other handles "
-            "cannot see (two of them would spend two budgets). For an in-memory ledger use "
-            "Ledger(budget=...); to share a budget give a file path such as 'budget.sqlite'."
-        )
-    if "\x00" in path:
-        raise InvalidParameterError(f"A ledger file path cannot contain a NUL byte: {path!r}.")
-    parent = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(parent):
-        raise InvalidParameterError(
-            f"Cannot create the ledger file {path!r}: folder {parent!r} does not exist."
-        )
-    if os.path.isdir(path):
-        raise InvalidParameterError(f"{path!r} is a folder; give the path of a ledger file.")
-    return path
-
-
-def _check_timeout(timeout: Any) -> float:
-    if (
-        isinstance(timeout, bool)
-        or not isinstance(timeout, numbers.Real)
-        or not math.isfinite(timeout)
-        or timeout < 0
-    ):
-        raise InvalidParameterError(
-            f"timeout is the number of seconds to wait for another process's lock, a finite "
-            f"number >= 0; got {timeout!r}."
-        )
-    return float(timeout)
-
-
 def _is_busy(exc: sqlite3.OperationalError) -> bool:
     text = str(exc).lower()
     return "locked" in text or "busy" in text
@@ -637,20 +499,3 @@ def _translate(exc: sqlite3.Error, path: str) -> PrivetError:
         f"{path!r} is not a usable privet ledger file ({type(exc).__name__}: {exc}); it is "
         "damaged or not a ledger. Restore it from a backup, or check the path."
     )
-
-
-def list_datasets(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
-    """The datasets a ledger file holds, with their budgets (for ``privet ledger show``)."""
-    path = os.fspath(path)
-    if not os.path.exists(path):
-        raise DataNotFoundError(f"No ledger file at {path!r}; check the path.")
-    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-    try:
-        rows = conn.execute(
-            "SELECT name, budget_epsilon, budget_delta, relation FROM datasets ORDER BY name"
-        ).fetchall()
-    except sqlite3.DatabaseError as exc:
-        raise LedgerCorruptError(f"{path!r} is not a privet ledger file: {exc}.") from None
-    finally:
-        conn.close()
-    return [{"name": r[0], "epsilon": r[1], "delta": r[2], "relation": r[3]} for r in rows]
