@@ -34,6 +34,29 @@ class RelationMismatchError(PrivetError):
     """A mechanism assumes a neighbouring relation other than the ledger's."""
 
 
+class LedgerCorruptError(PrivetError):
+    """A ledger file or document is damaged or was edited outside privet.
+
+    Raised on open (integrity check, hash chain) and by ``Ledger.verify``; the
+    ledger is not used. Restore the file from a backup; never edit it by hand.
+    """
+
+
+class LedgerBusyError(PrivetError, TimeoutError):
+    """Another process held the ledger file's write lock for longer than ``timeout``.
+
+    Nothing was charged; retry, or open the ledger with a longer ``timeout``.
+    """
+
+
+class LedgerNotShareableError(PrivetError, TypeError):
+    """An in-memory ledger cannot be shared with another process.
+
+    A pickled copy of an in-memory ledger is read-only: charging it would start
+    a second budget. Use a ledger file (``Ledger.open(path, dataset, budget)``).
+    """
+
+
 class SchemaError(PrivetError, ValueError):
     """Data does not match its public schema, or a schema is malformed."""
 

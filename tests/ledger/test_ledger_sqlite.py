@@ -33,8 +33,8 @@ def test_charges_survive_reopening(sqlite_path):
 
 def test_file_is_wal_and_fully_synchronous(sqlite_path):
     led = Ledger.open(sqlite_path, dataset="adult", budget=Guarantee(1.0))
-    assert led._conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-    assert led._conn.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL
+    assert led._store._conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert led._store._conn.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL
     led.close()
 
 

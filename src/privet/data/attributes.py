@@ -20,9 +20,9 @@ from __future__ import annotations
 import itertools
 import math
 import numbers
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -317,15 +317,16 @@ def attribute_from_dict(d: Mapping[str, Any]) -> Attribute:
             "'categorical' or 'numeric'."
         )
     required, optional = _KEYS[kind]
-    missing = required - d.keys()
-    unknown = d.keys() - required - optional
-    if missing or unknown:
-        problems = [f"lacks keys {sorted(missing)}"] if missing else []
-        problems += [f"has unexpected keys {sorted(unknown)}"] if unknown else []
-        raise SchemaError(
+
+    def message(missing: list[str], unknown: list[str]) -> str:
+        problems = [f"lacks keys {missing}"] if missing else []
+        problems += [f"has unexpected keys {unknown}"] if unknown else []
+        return (
             f"Attribute {d.get('name', '?')!r} ({kind}) {' and '.join(problems)}; "
             f"allowed keys are {sorted(required | optional)}."
         )
+
+    check_keys(d, required, optional, message)
     if kind == "categorical":
         return Categorical(d["name"], d["categories"])
     labels = d.get("bin_labels")
@@ -336,3 +337,46 @@ def attribute_from_dict(d: Mapping[str, Any]) -> Attribute:
         tuple(d.get("bins", ())),
         None if labels is None else tuple(labels),
     )
+
+
+def check_keys(
+    d: Mapping[str, Any],
+    required: set[str],
+    optional: set[str],
+    message: Callable[[list[str], list[str]], str],
+) -> None:
+    """Refuse a JSON object that lacks a required key or has one not allowed.
+
+    ``message(missing, unknown)`` words the error (both lists sorted).
+    """
+    missing = sorted(required - d.keys())
+    unknown = sorted(d.keys() - required - optional)
+    if missing or unknown:
+        raise SchemaError(message(missing, unknown))
+
+
+class SchemaView(Protocol):
+    """What coding and validation read from a schema (:class:`privet.data.Schema` has it).
+
+    Declared here, below both, so that :mod:`privet.data.validation` and
+    :mod:`privet.data.discretise` need not import :mod:`privet.data.schema`,
+    which imports them.
+    """
+
+    @property
+    def attributes(self) -> tuple[Attribute, ...]: ...
+
+    @property
+    def target(self) -> Categorical: ...
+
+    @property
+    def n_features(self) -> int: ...
+
+    @property
+    def feature_names(self) -> tuple[str, ...]: ...
+
+    @property
+    def columns(self) -> tuple[str, ...]: ...
+
+    @property
+    def domain_sizes(self) -> tuple[int, ...]: ...

@@ -16,17 +16,14 @@ vectorised (one hash lookup or one ``searchsorted`` per column), so Adult's
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from privet.data.attributes import Attribute, Numeric
+from privet.data.attributes import Attribute, Numeric, SchemaView
 from privet.data.validation import MissingPolicy, check
 from privet.errors import SchemaError
-
-if TYPE_CHECKING:
-    from privet.data.schema import Schema
 
 __all__ = ["bin_index", "from_codes", "labels_from_codes", "to_codes"]
 
@@ -45,7 +42,7 @@ def bin_index(values: Any, attr: Numeric) -> np.ndarray:
 
 def to_codes(
     data: Any,
-    schema: Schema,
+    schema: SchemaView,
     *,
     missing: MissingPolicy = "error",
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -102,7 +99,7 @@ def labels_from_codes(codes: Any, attr: Attribute) -> pd.Categorical:
 
 def from_codes(
     X_codes: Any,
-    schema: Schema,
+    schema: SchemaView,
     y_codes: Any | None = None,
 ) -> pd.DataFrame:
     """Turn codes back into labels.

@@ -23,6 +23,7 @@ Unknown keys are refused rather than ignored, so a typo cannot drop a domain.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from collections.abc import Iterable, Mapping, Sequence
@@ -38,6 +39,7 @@ from privet.data.attributes import (
     CategoryValue,
     Numeric,
     attribute_from_dict,
+    check_keys,
 )
 from privet.data.discretise import from_codes, labels_from_codes
 from privet.data.validation import MissingPolicy, TargetPolicy, check, column_codes
@@ -287,20 +289,32 @@ class Schema:
         out["target"] = self.target.to_dict()
         return out
 
+    def fingerprint(self) -> str:
+        """A stable hash (SHA-256, hex) of the public schema: attributes and target.
+
+        Two schemas have the same fingerprint exactly when their attributes (names,
+        kinds, categories, bounds, bins, in order) and targets are equal; the
+        description does not count. A ledger records it per dataset so that rows
+        of one dataset cannot be charged to another's budget.
+
+        >>> from privet.data import Categorical, Numeric, Schema
+        >>> s = Schema([Numeric("age", 0, 100)], Categorical("y", ["no", "yes"]))
+        >>> len(s.fingerprint()), s.fingerprint() == Schema.from_dict(s.to_dict()).fingerprint()
+        (64, True)
+        """
+        public = {
+            "attributes": [a.to_dict() for a in self.attributes],
+            "target": self.target.to_dict(),
+        }
+        text = json.dumps(public, sort_keys=True, separators=(",", ":"), default=str)
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Schema:
         """Build a schema from the dict written by :meth:`to_dict`."""
         if not isinstance(d, Mapping):
             raise SchemaError(f"A schema must be a JSON object, got {type(d).__name__}.")
-        unknown = sorted(d.keys() - _TOP_KEYS)
-        missing = sorted({"attributes", "target"} - d.keys())
-        if unknown or missing:
-            problems = [f"unexpected keys {unknown}"] if unknown else []
-            problems += [f"no {missing} key"] if missing else []
-            raise SchemaError(
-                f"Schema JSON has {' and '.join(problems)}; allowed keys are "
-                f"{sorted(_TOP_KEYS)} ('attributes' and 'target' are required)."
-            )
+        check_keys(d, {"attributes", "target"}, _TOP_KEYS, _top_keys_message)
         if d.get("format", _FORMAT) != _FORMAT or d.get("version", _VERSION) != _VERSION:
             raise SchemaError(
                 f"Schema JSON declares format {d.get('format')!r} version "
@@ -353,3 +367,12 @@ class Schema:
             return cls.from_json(text)
         except SchemaError as exc:
             raise SchemaError(f"In schema file {os.fspath(path)!r}: {exc}") from exc
+
+
+def _top_keys_message(missing: list[str], unknown: list[str]) -> str:
+    problems = [f"unexpected keys {unknown}"] if unknown else []
+    problems += [f"no {missing} key"] if missing else []
+    return (
+        f"Schema JSON has {' and '.join(problems)}; allowed keys are "
+        f"{sorted(_TOP_KEYS)} ('attributes' and 'target' are required)."
+    )

@@ -21,16 +21,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
 
-from privet.data.attributes import Attribute, Categorical, CategoryValue, Numeric
+from privet.data.attributes import Attribute, Categorical, CategoryValue, Numeric, SchemaView
 from privet.errors import InvalidParameterError, SchemaError
-
-if TYPE_CHECKING:
-    from privet.data.schema import Schema
 
 __all__ = ["Checked", "MissingPolicy", "TargetPolicy", "as_frame", "check", "column_codes"]
 
@@ -77,7 +74,7 @@ def _rows(index: pd.Index, mask: np.ndarray) -> str:
     return _show(index[mask].tolist())
 
 
-def as_frame(schema: Schema, data: Any, *, target: TargetPolicy = "optional") -> pd.DataFrame:
+def as_frame(schema: SchemaView, data: Any, *, target: TargetPolicy = "optional") -> pd.DataFrame:
     """Return ``data`` as a DataFrame with the schema's column names.
 
     A DataFrame is returned as is. A 2-D array (or list of rows) must have its
@@ -255,7 +252,7 @@ def column_codes(attr: Attribute, values: Any) -> np.ndarray:
 
 
 def check(
-    schema: Schema,
+    schema: SchemaView,
     data: Any,
     *,
     missing: MissingPolicy = "error",

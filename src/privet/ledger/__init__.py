@@ -24,9 +24,12 @@ from privet.ledger.entries import (
     register_entry,
 )
 from privet.ledger.guarantee import Guarantee
-from privet.ledger.ledger import ChargeRecord, Ledger, Reservation, Scope
+from privet.ledger.ledger import Ledger
 from privet.ledger.plan import PlanNode, PrivacyPlan
+from privet.ledger.records import ChargeRecord
 from privet.ledger.relation import ADD_REMOVE, REPLACE_ONE, NeighbouringRelation
+from privet.ledger.reservation import Reservation
+from privet.ledger.scope import Scope
 
 __all__ = [
     "ADD_REMOVE",

@@ -8,12 +8,19 @@ math. Three views of the privacy loss are exposed where they exist:
 * ``rho``: a zero-concentrated DP (zCDP) parameter, or ``None``.
 
 Stored entries never change meaning: a new analysis gets a new class, never a
-new meaning for an old field (rows in a SQLite ledger carry the class name).
+new meaning for an old field. A stored entry carries its class name and the
+module that defines it (``{"type": "NoisyMax", "module": "privet.mechanisms.entries",
+...}``); reading it resolves the name through the registry that entry classes join
+when their module is imported (:func:`register_entry`), importing the tagged module
+first if needed. Only modules inside the ``privet`` package are imported that way,
+so the ledger never imports the layers above it by name and a stored document
+cannot make privet import arbitrary code.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -33,6 +40,36 @@ def _positive(value: float, name: str, owner: str) -> float:
 
 
 _REGISTRY: dict[str, type[Entry]] = {}
+
+# Rows written before entries carried their module (privet ledger format 1) name
+# only the class: the classes defined outside this module at that time.
+_LEGACY_MODULES = {
+    "NoisyMax": "privet.mechanisms.entries",
+    "DistributedLaplace": "privet.mechanisms.entries",
+}
+
+
+def _resolve(name: Any, module: Any) -> type[Entry]:
+    """The entry class stored as ``name`` (defined in ``module``), importing it if needed."""
+    if not isinstance(name, str) or not name:
+        raise UnsupportedEntryError(f"A stored ledger entry has no valid type tag: {name!r}.")
+    cls = _REGISTRY.get(name)
+    if cls is not None:
+        return cls
+    if module is None:
+        module = _LEGACY_MODULES.get(name)
+    if isinstance(module, str) and (module == "privet" or module.startswith("privet.")):
+        try:
+            importlib.import_module(module)
+        except ImportError:
+            pass
+        cls = _REGISTRY.get(name)
+    if cls is None:
+        raise UnsupportedEntryError(
+            f"Unknown ledger entry type {name!r} (module {module!r}); this ledger was "
+            "written by a newer or different privet. Upgrade privet to read it."
+        )
+    return cls
 
 
 def register_entry(cls: type[Entry]) -> type[Entry]:
@@ -69,27 +106,35 @@ class Entry:
 
     def to_dict(self) -> dict[str, Any]:
         fields = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
-        return {"type": type(self).__name__, **{k: _enc(v) for k, v in fields.items()}}
+        cls = type(self)
+        return {
+            "type": cls.__name__,
+            "module": cls.__module__,
+            **{k: _enc(v) for k, v in fields.items()},
+        }
 
     @staticmethod
     def from_dict(data: dict[str, Any]) -> Entry:
+        if not isinstance(data, dict):
+            raise UnsupportedEntryError(f"A stored ledger entry must be an object, got {data!r}.")
         data = dict(data)
-        name = data.pop("type")
-        cls = _REGISTRY.get(name)
-        if cls is None:
-            # Entry classes defined outside the ledger register when their module
-            # is imported; the mechanisms' entries are the known ones.
-            import privet.mechanisms.entries  # noqa: F401
-
-            cls = _REGISTRY.get(name)
-        if cls is None:
+        cls = _resolve(data.pop("type", None), data.pop("module", None))
+        names = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(data) - names)
+        if unknown:
             raise UnsupportedEntryError(
-                f"Unknown ledger entry type {name!r}; this ledger was written by a newer "
-                "privet. Upgrade privet to read it."
+                f"A stored {cls.__name__} entry has fields {unknown} that this privet does "
+                "not know; upgrade privet to read it."
             )
         # "inf" in a float field is infinity; in a str field (a reason) it is text.
         text = {f.name for f in dataclasses.fields(cls) if f.type in ("str", str)}
-        return cls(**{k: v if k in text else _dec(v) for k, v in data.items()})
+        try:
+            return cls(**{k: v if k in text else _dec(v) for k, v in data.items()})
+        except TypeError as exc:
+            raise UnsupportedEntryError(
+                f"A stored {cls.__name__} entry is malformed ({exc}); the ledger document "
+                "is damaged."
+            ) from None
 
 
 def _enc(v: Any) -> Any:
@@ -170,10 +215,18 @@ class Gaussian(Entry):
         )
         object.__setattr__(self, "epsilon", check_epsilon(self.epsilon, allow_inf=True))
         object.__setattr__(self, "delta", check_delta(self.delta))
+        if self.sensitivity / self.sigma > 1e100:
+            raise InvalidParameterError(
+                f"Gaussian: sensitivity/sigma = {self.sensitivity / self.sigma:g} gives no "
+                "meaningful privacy (rho overflows); use a larger sigma."
+            )
 
     @property
     def rho(self) -> float:
-        return self.sensitivity**2 / (2 * self.sigma**2)
+        try:
+            return self.sensitivity**2 / (2 * self.sigma**2)
+        except OverflowError:  # huge sigma or sensitivity: the same ratio, computed safely
+            return (self.sensitivity / self.sigma) ** 2 / 2
 
 
 @register_entry

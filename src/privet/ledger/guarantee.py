@@ -56,8 +56,22 @@ class Guarantee:
 
     @classmethod
     def unbounded(cls) -> Guarantee:
-        """A budget with no limit: for paper-faithful runs that release exact aggregates."""
-        return cls(math.inf, 0.0)
+        """A budget with no limit: for paper-faithful runs that release exact aggregates.
+
+        The only way to give a ledger an infinite budget: ``Ledger(budget=float("inf"))``
+        or ``Guarantee(math.inf)`` as a budget is refused as a likely mistake.
+        """
+        return _UNBOUNDED
+
+    @property
+    def is_unbounded(self) -> bool:
+        """Whether this is the explicit :meth:`unbounded` budget."""
+        return self is _UNBOUNDED
+
+    def __reduce__(self) -> tuple[object, ...]:
+        if self is _UNBOUNDED:
+            return (Guarantee.unbounded, ())
+        return (Guarantee, (self.epsilon, self.delta))
 
     @property
     def is_pure(self) -> bool:
@@ -71,14 +85,19 @@ class Guarantee:
         """Whether this guarantee is within ``budget``, up to float rounding.
 
         Sums of many charges (0.1 ten times is 0.9999999999999999) are compared
-        with a relative tolerance of 1e-9 so exact splits of a budget fit.
+        with a relative tolerance of 1e-9 so exact splits of a budget fit. The
+        tolerance is relative only: a budget of 1e-12 never covers 2e-12, and a
+        budget of 0 covers only 0.
         """
         if math.isinf(budget.epsilon):
             return True  # Guarantee.unbounded(): a paper-faithful run that accepts any loss
-        eps_ok = self.epsilon <= budget.epsilon * (1 + 1e-9) + 1e-12
-        delta_ok = self.delta <= budget.delta * (1 + 1e-9) + 1e-15
+        eps_ok = self.epsilon <= budget.epsilon * (1 + 1e-9)
+        delta_ok = self.delta <= budget.delta * (1 + 1e-9)
         return eps_ok and delta_ok
 
     def __str__(self) -> str:
         eps = "∞" if math.isinf(self.epsilon) else f"{self.epsilon:.6g}"
         return f"ε={eps}" + ("" if self.delta == 0 else f", δ={self.delta:.3g}")
+
+
+_UNBOUNDED = Guarantee(math.inf, 0.0)

@@ -60,3 +60,30 @@ def entry_for_measurement(
         "MaxDivergence, ZeroConcentratedDivergence or Approximate(MaxDivergence) "
         "(e.g. wrap a profile with dp.c.make_fix_delta)."
     )
+
+
+def check_measurement_input(measurement: Any, data: Any) -> None:
+    """Refuse ``data`` outside the measurement's input domain, before anything is charged.
+
+    OpenDP's privacy map holds only for members of the input domain; a value of
+    the wrong type would also make the call fail after the charge.
+    """
+    import warnings
+
+    domain = getattr(measurement, "input_domain", None)
+    if domain is None or not hasattr(domain, "member"):
+        return
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ok = bool(domain.member(data))
+    except Exception as exc:  # OpenDP raises its own exception types for foreign values
+        ok, why = False, f" ({type(exc).__name__}: {exc})"
+    else:
+        why = ""
+    if not ok:
+        raise InvalidParameterError(
+            f"The data passed to the OpenDP measurement is not a member of its input domain "
+            f"{domain}{why}; got a value of type {type(data).__name__}. Convert the data "
+            "(type, bounds, no NaN) to that domain. Nothing was charged."
+        )

@@ -14,7 +14,8 @@ from privet.ledger.composition import best_guarantee
 from privet.ledger.guarantee import Guarantee
 
 if TYPE_CHECKING:
-    from privet.ledger.ledger import ChargeRecord, Ledger
+    from privet.ledger.records import ChargeRecord
+    from privet.ledger.tree import ScopeTree as Ledger
 
 MAX_CHARGES_SHOWN = 12
 

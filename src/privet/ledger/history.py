@@ -1,0 +1,275 @@
+"""A ledger's history: the events in its store, replayed into the scope tree.
+
+:class:`History` reads a store's events, verifies their hash chain
+(:mod:`privet.ledger.chain`) and applies them to the in-memory model
+(:class:`~privet.ledger.tree.ScopeTree`); it writes new events inside one store
+transaction after reading what others committed. Every store shares this code:
+a store only keeps rows (:mod:`privet.ledger.store`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import math
+import os
+import socket
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+from privet.errors import (
+    InvalidParameterError,
+    LedgerCorruptError,
+    LedgerNotShareableError,
+    PrivetError,
+)
+from privet.ledger import chain
+from privet.ledger.composition import check_sampling
+from privet.ledger.guarantee import Guarantee
+from privet.ledger.records import ChargeRecord, eps_from_text, eps_text, guarantee_from
+from privet.ledger.relation import NeighbouringRelation
+from privet.ledger.store import Store
+from privet.ledger.tree import ReservationState, ScopeTree
+
+
+class History(ScopeTree):
+    """Events in, model out: the storage-independent half of a ledger."""
+
+    _store: Store
+
+    def _attach(self, store: Store) -> None:
+        """Bind an empty model to ``store`` (events are applied by _load or _append)."""
+        self._store = store
+        self._lock = threading.RLock()
+        self._active: contextvars.ContextVar[Any] = contextvars.ContextVar(
+            f"privet-reservation-{id(self)}", default=None
+        )
+        self._seq = -1
+        self._head = ""
+        self._schema: str | None = None
+        self._frozen: str | None = None
+        self._dirty = False
+
+    def _load(self) -> None:
+        """Read, verify and apply every stored event (on open)."""
+        with self._lock, self._store.snapshot():
+            events = self._store.events_after(-1)
+            self._verify(events, "", final=True)
+            self._store.check_rows(events)
+            for ev in events:
+                self._apply_event(ev)
+
+    def _reload(self) -> None:
+        """Rebuild the model from the store (after a write was rolled back)."""
+        self._seq, self._head, self._schema = -1, "", None
+        self._load()
+
+    def _verify(self, events: list[chain.Event], prev: str, *, final: bool) -> None:
+        where = f"Ledger of {self._store.dataset!r} in {self._store.describe()}"
+        last = chain.verify(events, prev, where)
+        if final and last != self._store.head():
+            raise LedgerCorruptError(
+                f"{where}: the stored head of the hash chain does not match its events "
+                "(events were deleted or edited outside privet, or the file is damaged). "
+                "Do not use it; restore it from a backup."
+            )
+
+    def _refresh(self) -> None:
+        """Bring the in-memory model up to date with what others committed."""
+        if not self._store.shared:
+            return
+        with self._lock, self._store.snapshot():
+            self._sync()
+
+    def _sync(self) -> None:
+        events = self._store.events_after(self._seq)
+        self._verify(events, self._head, final=True)
+        for ev in events:
+            self._apply_event(ev)
+
+    @contextlib.contextmanager
+    def _write(self) -> Iterator[None]:
+        """One exclusive write transaction, with the model synced to the store first.
+
+        On any exception (KeyboardInterrupt included) the store rolls back and,
+        if events were already applied, the model is rebuilt from the store.
+        """
+        if self._frozen is not None:
+            raise LedgerNotShareableError(self._frozen)
+        with self._lock:
+            if self._store.shared and self._seq >= 0:
+                self._close_stale_reservations()
+            self._dirty = False
+            try:
+                with self._store.transaction():
+                    if self._store.shared:
+                        self._sync()
+                    yield
+            except BaseException:
+                if self._dirty:
+                    self._dirty = False
+                    self._reload()
+                raise
+
+    def _append(self, kind: str, payload: dict[str, Any]) -> chain.Event:
+        event = self._store.append(self._seq + 1, self._head, kind, payload)
+        self._dirty = True
+        self._apply_event(event)
+        return event
+
+    def _apply_event(self, ev: chain.Event) -> None:
+        try:
+            self._apply(ev.kind, ev.payload, ev.seq)
+        except PrivetError:
+            raise
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+            raise LedgerCorruptError(
+                f"Ledger of {self._store.dataset!r} in {self._store.describe()}: event "
+                f"{ev.seq} ({ev.kind}) is malformed ({type(exc).__name__}: {exc}); the "
+                "ledger is damaged. Restore it from a backup."
+            ) from None
+        self._seq, self._head = ev.seq, ev.hash
+
+    def _apply(self, kind: str, p: dict[str, Any], seq: int) -> None:
+        def bad(why: str) -> LedgerCorruptError:
+            return LedgerCorruptError(
+                f"Ledger of {self._store.dataset!r} in {self._store.describe()}: event {seq} "
+                f"({kind}) {why}; the ledger is damaged. Restore it from a backup."
+            )
+
+        if kind == "dataset":
+            if seq != 0 or self._seq != -1 or p["name"] != self._store.dataset:
+                raise bad("does not start the dataset's history")
+            eps, delta = eps_from_text(p["budget_epsilon"]), float(p["budget_delta"])
+            self.budget = (
+                Guarantee.unbounded() if math.isinf(eps) and delta == 0 else (Guarantee(eps, delta))
+            )
+            self.relation = NeighbouringRelation(p["relation"])
+            self.dataset = p["name"]
+            self._init_tree(as_int(p["root"]))
+            return
+        if self._seq < 0:
+            raise bad("comes before the dataset's creation")
+        if kind == "group":
+            parent = as_int(p["parent"])
+            if parent not in self._nodes or p["kind"] not in ("partition", "subsample"):
+                raise bad("refers to an unknown scope or kind")
+            if p["kind"] == "subsample":
+                check_sampling(p["rate"], p["method"], self.relation)
+            elif p["rate"] != 1.0 or p["method"] != "":
+                raise bad("gives a partition a sampling rate")
+            members = [(as_int(m[0]), str(m[1])) for m in p["members"]]
+            if any(m in self._nodes for m, _ in members) or not members:
+                raise bad("reuses a scope id")
+            self._apply_group(
+                as_int(p["id"]),
+                parent,
+                p["kind"],
+                members,
+                stable=bool(p["stable"]),
+                rate=float(p["rate"]),
+                method=str(p["method"]),
+            )
+        elif kind == "reserve":
+            rid, scope_id = as_int(p["id"]), as_int(p["scope_id"])
+            if rid in self._reservations or scope_id not in self._nodes:
+                raise bad("reuses a reservation id or names an unknown scope")
+            amount = guarantee_from({"epsilon": p["epsilon"], "delta": p["delta"]})
+            state = ReservationState(
+                rid,
+                amount,
+                "open",
+                str(p["caller"]),
+                int(p["pid"]),
+                str(p["host"]),
+                float(p["created"]),
+                scope_id,
+            )
+            self._reservations[rid] = state
+            self._place_reservation(scope_id, rid, amount)
+        elif kind == "close":
+            rid = as_int(p["id"])
+            if rid not in self._reservations:
+                raise bad("closes an unknown reservation")
+            self._mark_closed(rid)
+        elif kind == "charge":
+            record = ChargeRecord.from_dict(p["record"])
+            if record.scope_id not in self._nodes or record.id in self._charges:
+                raise bad("names an unknown scope or reuses a charge id")
+            self._apply_charge(record)
+        elif kind == "schema":
+            if self._schema is not None:
+                raise bad("records a second schema")
+            self._schema = str(p["fingerprint"])
+        else:
+            raise bad("has an unknown kind")
+
+    def _close_stale_reservations(self) -> None:
+        """Close the open reservations of dead processes on this host (their charges stay)."""
+        self._refresh()
+        host, me = socket.gethostname(), os.getpid()
+        stale = [
+            r.id
+            for r in self._open_reservations()
+            if r.host == host and r.pid != me and not _pid_alive(r.pid)
+        ]
+        if not stale:
+            return
+        self._dirty = False
+        try:
+            with self._store.transaction():
+                self._sync()
+                for rid in stale:
+                    if self._reservations[rid].status == "open":
+                        self._append("close", {"id": rid})
+        except BaseException:
+            if self._dirty:
+                self._dirty = False
+                self._reload()
+            raise
+
+
+def genesis(
+    name: str, budget: Guarantee, relation: NeighbouringRelation, *, root: int
+) -> dict[str, Any]:
+    """The payload of a dataset's first event."""
+    return {
+        "name": name,
+        "budget_epsilon": eps_text(budget.epsilon),
+        "budget_delta": budget.delta,
+        "relation": relation.value,
+        "root": root,
+    }
+
+
+def as_int(v: Any) -> int:
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise TypeError(f"expected an integer id, got {v!r}")
+    return v
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, ValueError):
+        return True
+    return True
+
+
+def dataset_name(dataset: Any) -> str:
+    """A dataset name without surrounding whitespace; refuse empty or non-text names."""
+    if not isinstance(dataset, str):
+        raise InvalidParameterError(
+            f"A dataset name is a string, got {dataset!r} of type {type(dataset).__name__}."
+        )
+    name = dataset.strip()
+    if not name:
+        raise InvalidParameterError("A ledger needs a non-empty dataset name.")
+    if any(not ch.isprintable() for ch in name) or len(name) > 200:
+        raise InvalidParameterError(
+            f"A dataset name must be printable text of at most 200 characters, got {dataset!r}."
+        )
+    return name

@@ -1,0 +1,122 @@
+"""Stored forms: one committed charge, and guarantees as JSON values."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from privet.errors import LedgerCorruptError, PrivetError
+from privet.ledger.entries import Claim, Entry
+from privet.ledger.guarantee import Guarantee
+
+
+@dataclass(frozen=True, slots=True)
+class ChargeRecord:
+    """One committed charge, as stored.
+
+    ``relation`` is the neighbouring relation the mechanism's analysis assumed,
+    ``sensitivity`` the sensitivity it was calibrated for, ``caller``/``step``
+    the learner and the step of its algorithm that charged it.
+    """
+
+    id: int
+    scope_id: int
+    path: str
+    entry: Entry
+    mechanism: str
+    sensitivity: float | None
+    relation: str
+    caller: str
+    step: str
+    claim: Claim | None
+    timestamp: float
+    reservation: int | None
+
+    @property
+    def guarantee(self) -> Guarantee:
+        return self.entry.guarantee()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "scope_id": self.scope_id,
+            "path": self.path,
+            "entry": self.entry.to_dict(),
+            "mechanism": self.mechanism,
+            "sensitivity": self.sensitivity,
+            "relation": self.relation,
+            "caller": self.caller,
+            "step": self.step,
+            "claim": None if self.claim is None else self.claim.to_dict(),
+            "timestamp": self.timestamp,
+            "reservation": self.reservation,
+        }
+
+    @staticmethod
+    def from_dict(d: dict[str, Any]) -> ChargeRecord:
+        """The record :meth:`to_dict` wrote; a malformed one raises LedgerCorruptError."""
+        try:
+            return ChargeRecord._from_dict(d)
+        except PrivetError:
+            raise
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise LedgerCorruptError(
+                f"A stored charge record is malformed ({type(exc).__name__}: {exc}); the "
+                "ledger document is damaged. Restore it from a backup."
+            ) from None
+
+    @staticmethod
+    def _from_dict(d: dict[str, Any]) -> ChargeRecord:
+        return ChargeRecord(
+            id=_int(d["id"]),
+            scope_id=_int(d["scope_id"]),
+            path=d["path"],
+            entry=Entry.from_dict(d["entry"]),
+            mechanism=_str(d["mechanism"]),
+            sensitivity=None if d["sensitivity"] is None else float(d["sensitivity"]),
+            relation=_str(d["relation"]),
+            caller=_str(d["caller"]),
+            step=_str(d["step"]),
+            claim=None if d["claim"] is None else Claim.from_dict(d["claim"]),
+            timestamp=float(d["timestamp"]),
+            reservation=None if d["reservation"] is None else _int(d["reservation"]),
+        )
+
+
+def _int(v: Any) -> int:
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise TypeError(f"expected an integer, got {v!r}")
+    return v
+
+
+def _str(v: Any) -> str:
+    if not isinstance(v, str):
+        raise TypeError(f"expected a string, got {v!r}")
+    return v
+
+
+def eps_text(eps: float) -> str:
+    """An epsilon as stored text: ``"inf"`` or the exact repr of the float."""
+    return "inf" if math.isinf(eps) else repr(float(eps))
+
+
+def eps_from_text(text: Any) -> float:
+    if text == "inf":
+        return math.inf
+    if not isinstance(text, str | int | float) or isinstance(text, bool):
+        raise TypeError(f"expected an epsilon, got {text!r}")
+    return float(text)
+
+
+def guarantee_dict(g: Guarantee) -> dict[str, Any]:
+    return {"epsilon": "inf" if math.isinf(g.epsilon) else g.epsilon, "delta": g.delta}
+
+
+def guarantee_from(d: Any) -> Guarantee:
+    if not isinstance(d, dict):
+        raise TypeError(f"expected a guarantee object, got {d!r}")
+    eps = eps_from_text(d["epsilon"])
+    if math.isinf(eps) and float(d["delta"]) == 0.0:
+        return Guarantee.unbounded()
+    return Guarantee(eps, float(d["delta"]))

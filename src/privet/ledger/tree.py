@@ -1,0 +1,310 @@
+"""The scope tree in memory: scopes, partition and subsample groups, charges,
+reservations, and the composed cost of any subtree.
+
+:class:`ScopeTree` is the model a :class:`~privet.ledger.Ledger` keeps of its
+store's events; it computes costs and knows nothing of storage or budgets'
+persistence. Costs are cached per scope and dropped along the path to the root
+whenever something below changes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from privet.ledger.composition import (
+    ZERO,
+    Bound,
+    Cost,
+    Pair,
+    amplify_cost,
+    best_guarantee,
+    group_pair,
+    sequential,
+)
+from privet.ledger.guarantee import Guarantee
+from privet.ledger.records import ChargeRecord
+from privet.ledger.relation import NeighbouringRelation
+
+
+@dataclass
+class ReservationState:
+    id: int
+    amount: Guarantee
+    status: str  # "open" | "closed"
+    caller: str
+    pid: int
+    host: str
+    created: float
+    scope_id: int = 0
+
+
+def reservation_cost(amount: Guarantee) -> Cost:
+    # An (eps, delta) reservation composes as an approximate-DP release; only a
+    # pure one also has the zCDP view.
+    return Cost.of_guarantee(amount)
+
+
+# Keys of the composed costs the tree caches per scope (see ScopeTree._pair):
+ALL = "all"  # every committed charge: what has been spent
+# ("check", rid): every committed charge plus the open reservations other than rid
+# at their scopes: what the budget must cover when rid (or, for None, nobody) charges.
+
+
+@dataclass
+class _Group:
+    id: int
+    parent: int
+    kind: str  # "partition" | "subsample"
+    stable: bool = False
+    rate: float = 1.0
+    method: str = ""
+    members: list[int] = field(default_factory=list)
+
+
+@dataclass
+class _Node:
+    id: int
+    parent: int | None
+    group: int | None
+    label: str
+    path: str
+    own_all: Cost = ZERO  # every committed charge here, summed in charge order
+    own: dict[int, Cost] = field(default_factory=dict)  # charges of open reservations
+    groups: list[int] = field(default_factory=list)
+    buckets: set[int] = field(default_factory=set)  # open reservations charged below
+    active: bool = False  # anything charged or reserved here or below
+    charges: list[int] = field(default_factory=list)
+    reserved: dict[int, Cost] = field(default_factory=dict)  # open reservations here
+
+
+class ScopeTree:
+    """The in-memory model of one dataset's scopes, charges and reservations."""
+
+    budget: Guarantee
+    relation: NeighbouringRelation
+    dataset: str
+
+    def _init_tree(self, root_id: int) -> None:
+        self._nodes: dict[int, _Node] = {}
+        self._groups: dict[int, _Group] = {}
+        self._charges: dict[int, ChargeRecord] = {}
+        self._reservations: dict[int, ReservationState] = {}
+        self._cache: dict[int, dict[Any, Pair]] = {}
+        self._paths: set[str] = set()
+        self._root_id = self._new_node_local(root_id, None, None, self.dataset, self.dataset)
+
+    def _new_node_local(
+        self, node_id: int, parent: int | None, group: int | None, label: str, path: str
+    ) -> int:
+        self._nodes[node_id] = _Node(node_id, parent, group, label, path)
+        self._paths.add(path)
+        return node_id
+
+    def _apply_group(
+        self,
+        group_id: int,
+        parent: int,
+        kind: str,
+        members: list[tuple[int, str]],
+        *,
+        stable: bool = False,
+        rate: float = 1.0,
+        method: str = "",
+    ) -> list[int]:
+        parent_node = self._nodes[parent]
+        group = _Group(group_id, parent, kind, stable, rate, method)
+        self._groups[group_id] = group
+        parent_node.groups.append(group_id)
+        for node_id, label in members:
+            path = (
+                f"{parent_node.path}/{label}"
+                if kind == "partition"
+                else (f"{parent_node.path}/[{label}]")
+            )
+            path = f"{path}#{group_id}" if path in self._paths else path
+            self._new_node_local(node_id, parent, group_id, label, path)
+            group.members.append(node_id)
+        return group.members
+
+    def _is_open(self, reservation: int | None) -> bool:
+        state = self._reservations.get(reservation) if reservation is not None else None
+        return state is not None and state.status == "open"
+
+    def _apply_charge(self, record: ChargeRecord) -> None:
+        """Add a committed charge to the in-memory model (in charge-id order)."""
+        self._charges[record.id] = record
+        rid = record.reservation if self._is_open(record.reservation) else None
+        self._add_cost(record.scope_id, Cost.of(record.entry), rid)
+        self._nodes[record.scope_id].charges.append(record.id)
+
+    def _add_cost(self, node_id: int, cost: Cost, rid: int | None) -> None:
+        node = self._nodes[node_id]
+        node.own_all = node.own_all + cost
+        if rid is not None:
+            node.own[rid] = node.own.get(rid, ZERO) + cost
+        self._touch(node_id, rid)
+
+    def _touch(self, node_id: int, rid: int | None) -> None:
+        """Mark the path to the root active (and holding rid) and drop its caches."""
+        cur: int | None = node_id
+        while cur is not None:
+            n = self._nodes[cur]
+            n.active = True
+            if rid is not None:
+                n.buckets.add(rid)
+            self._cache.pop(cur, None)
+            cur = n.parent
+
+    def _cost(self, node_id: int, key: Any = ALL, only: int | None = None) -> Cost:
+        """Composed cost of a subtree (the ``double`` cost, see composition.group_pair).
+
+        ``key`` is :data:`ALL` (every committed charge), ``("check", rid)`` (the
+        budget check) or a reservation id (its own charges). With ``only`` set,
+        count the charges made inside that reservation, open or closed.
+        """
+        if only is not None:
+            return self._pair_filtered(node_id, lambda rec: rec.reservation == only)[1]
+        return self._pair(node_id, key)[1]
+
+    def _pair(self, node_id: int, key: Any) -> Pair:
+        """(single, double) cost of a subtree (see composition.group_pair).
+
+        One merged tree: settled charges and the charges of open reservations
+        compose together, because amplification and the replace-one rule are
+        not additive (two trees added up can under-count a subsample).
+        """
+        node_cache = self._cache.setdefault(node_id, {})
+        cached = node_cache.get(key)
+        if cached is not None:
+            return cached
+        node = self._nodes[node_id]
+        if isinstance(key, tuple):  # ("check", excluded reservation)
+            rests = [self._reservation_rest(r) for r in node.reserved if r != key[1]]
+            own = sequential([node.own_all, *rests])
+        elif key == ALL:
+            own = node.own_all
+        else:
+            own = node.own.get(key, ZERO)
+        single, double = own, own
+        for gid in node.groups:
+            group = self._groups[gid]
+            if isinstance(key, int):
+                members = [m for m in group.members if key in self._nodes[m].buckets]
+            else:
+                members = [m for m in group.members if self._nodes[m].active]
+            if not members:
+                continue
+            pairs = [self._pair(m, key) for m in members]
+            s, d = self._group_pair(pairs, group)
+            single, double = single + s, double + d
+        pair = (single, double)
+        node_cache[key] = pair
+        return pair
+
+    def _group_pair(self, pairs: list[Pair], group: _Group) -> Pair:
+        if group.kind == "partition":
+            return group_pair(pairs, self.relation, stable=group.stable)
+        single, double = pairs[0]
+        amp_single = self._amplified(single, group)
+        amp_double = amp_single if double is single else self._amplified(double, group)
+        return amp_single, amp_double
+
+    def _pair_filtered(self, node_id: int, keep: Callable[[ChargeRecord], bool]) -> Pair:
+        node = self._nodes[node_id]
+        own = sequential(
+            Cost.of(self._charges[c].entry) for c in node.charges if keep(self._charges[c])
+        )
+        single, double = own, own
+        for gid in node.groups:
+            group = self._groups[gid]
+            pairs = [self._pair_filtered(m, keep) for m in group.members]
+            if group.kind != "partition" and pairs[0][1].is_zero:
+                continue
+            s, d = self._group_pair(pairs, group)
+            single, double = single + s, double + d
+        return single, double
+
+    def _amplified(self, child: Cost, group: _Group) -> Cost:
+        return amplify_cost(child, group.rate, group.method, self.relation, self.budget.delta)
+
+    def _open_reservations(self) -> list[ReservationState]:
+        return [r for r in self._reservations.values() if r.status == "open"]
+
+    def _bound_all(self) -> Bound:
+        """Bound of every committed charge, whether or not its reservation is open."""
+        return best_guarantee(self._cost(self._root_id, ALL), self.budget.delta)
+
+    def _subtree_cost(self, node_id: int) -> Cost:
+        return self._cost(node_id, ALL)
+
+    def _reservation_rest(self, rid: int) -> Cost:
+        """What an open reservation may still charge: its amount less what it used.
+
+        Only a stand-in for future charges (keeping room for them); safety does
+        not rest on it, because every charge is checked against the merged tree
+        of all committed charges.
+        """
+        state = self._reservations[rid]
+        used = best_guarantee(self._cost(state.scope_id, rid), state.amount.delta).guarantee
+        rest = Guarantee(
+            max(0.0, state.amount.epsilon - used.epsilon),
+            max(0.0, state.amount.delta - used.delta),
+        )
+        return reservation_cost(rest)
+
+    def _global_bound(self, exclude: int | None = None) -> Bound:
+        """Every committed charge (one merged tree) plus, at their scopes, what the
+        open reservations other than ``exclude`` may still charge: what the
+        budget must cover."""
+        return best_guarantee(self._cost(self._root_id, ("check", exclude)), self.budget.delta)
+
+    @contextlib.contextmanager
+    def _tentative(self, node_id: int, cost: Cost, rid: int | None) -> Iterator[None]:
+        """Add a charge's cost for the duration of a check, then restore the model exactly."""
+        node = self._nodes[node_id]
+        old_all, old_rid = node.own_all, node.own.get(rid) if rid is not None else None
+        path = []
+        cur: int | None = node_id
+        while cur is not None:
+            n = self._nodes[cur]
+            path.append((n, n.active, rid in n.buckets))
+            cur = n.parent
+        self._add_cost(node_id, cost, rid)
+        try:
+            yield
+        finally:
+            node.own_all = old_all
+            if rid is not None:
+                if old_rid is None:
+                    node.own.pop(rid, None)
+                else:
+                    node.own[rid] = old_rid
+            for n, active, had_rid in path:
+                n.active = active
+                if rid is not None and not had_rid:
+                    n.buckets.discard(rid)
+                self._cache.pop(n.id, None)
+
+    def _place_reservation(self, node_id: int, rid: int, amount: Guarantee) -> None:
+        self._nodes[node_id].reserved[rid] = reservation_cost(amount)
+        self._touch(node_id, None)
+
+    def _unplace_reservation(self, node_id: int, rid: int) -> None:
+        self._nodes[node_id].reserved.pop(rid, None)
+        self._touch(node_id, None)
+
+    def _mark_closed(self, rid: int) -> None:
+        """Close a reservation: its amount leaves the check; its charges stay in ALL."""
+        state = self._reservations[rid]
+        if state.status == "closed":
+            return
+        state.status = "closed"
+        if state.scope_id in self._nodes:
+            self._unplace_reservation(state.scope_id, rid)
+        for node in self._nodes.values():
+            node.own.pop(rid, None)
+            node.buckets.discard(rid)
+        self._cache.clear()
