@@ -62,7 +62,7 @@ from numpy.typing import NDArray
 from scipy import integrate, optimize, special
 
 from privet.errors import InvalidParameterError
-from privet.ledger import ADD_REMOVE, Claim, Entry, Guarantee, NeighbouringRelation
+from privet.ledger import ADD_REMOVE, Entry, Guarantee, NeighbouringRelation
 from privet.mechanisms import _validate as v
 from privet.mechanisms._random import local_rng
 from privet.mechanisms.base import Mechanism
@@ -424,19 +424,8 @@ class GammaDLPA(Mechanism):
         g = rng.gamma(self.share_shape, self.scale, size=(2, *full))
         return g[0] - g[1]
 
-    def __call__(
-        self,
-        party_values: Any,
-        *,
-        scope: Any,
-        caller: str = "",
-        step: str = "",
-        claim: Claim | None = None,
-    ) -> Any:
-        """Charge ``scope``, then return sum_k (x_k + G_k - G'_k) over the first axis.
-
-        ``party_values`` has shape (parties, ...): party k's share of the query.
-        """
+    def _validate_input(self, party_values: Any) -> NDArray[np.float64]:
+        """``party_values`` has shape (parties, ...): party k's share of the query."""
         owner = type(self).__name__
         arr = v.finite_array(party_values, "party_values", owner)
         if arr.ndim == 0 or arr.shape[0] != self.parties:
@@ -444,10 +433,11 @@ class GammaDLPA(Mechanism):
                 f"The 'party_values' argument of {owner} must have first axis of length "
                 f"parties={self.parties}; got shape {arr.shape}."
             )
-        self._charge(scope, caller, step, claim)
-        noisy = arr + self.shares(arr.shape[1:])
-        out = noisy.sum(axis=0)
-        return out.item() if out.ndim == 0 else out
+        return arr
+
+    def _sample(self, arr: NDArray[np.float64]) -> NDArray[np.float64]:
+        """sum_k (x_k + G_k - G'_k) over the first axis (called after the charge)."""
+        return (arr + self.shares(arr.shape[1:])).sum(axis=0)
 
 
 def make_gamma_dlpa(

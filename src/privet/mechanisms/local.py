@@ -39,7 +39,7 @@ from numpy.typing import NDArray
 from scipy import special
 
 from privet.errors import InvalidParameterError
-from privet.ledger import REPLACE_ONE, Claim, Entry, Guarantee, LocalRandomiser
+from privet.ledger import REPLACE_ONE, Entry, Guarantee, LocalRandomiser
 from privet.mechanisms import _opendp
 from privet.mechanisms import _validate as v
 from privet.mechanisms._opendp import ROUNDING_SLACK
@@ -131,24 +131,14 @@ class LocalMechanism(Mechanism):
     def _perturb(self, arr: NDArray[np.float64]) -> NDArray[np.float64]:
         raise NotImplementedError  # pragma: no cover
 
-    def __call__(
-        self,
-        values: Any,
-        *,
-        scope: Any,
-        caller: str = "",
-        step: str = "",
-        claim: Claim | None = None,
-    ) -> Any:
-        """Check the range, charge ``scope`` once (per-record epsilon), then perturb.
+    def _validate_input(self, values: Any) -> NDArray[Any]:
+        """Each element (``dimension == 1``) or each row along the last axis
+        (``dimension > 1``) is one data owner's record; one charge of the
+        per-record epsilon covers them all."""
+        return self._records(values)
 
-        Each element (``dimension == 1``) or each row along the last axis
-        (``dimension > 1``) is one data owner's record.
-        """
-        arr = self._records(values)
-        self._charge(scope, caller, step, claim)
-        out = self._perturb(arr)
-        return out.item() if out.ndim == 0 else out
+    def _sample(self, arr: NDArray[Any]) -> NDArray[Any]:
+        return self._perturb(arr)
 
 
 # ----------------------------------------------------------------- piecewise
