@@ -63,6 +63,29 @@ def integer(value: Any, name: str, owner: str, *, minimum: int = 1) -> int:
     return int(value)
 
 
+def finite_width(lower: float, upper: float, dimension: int, owner: str) -> float:
+    """dimension (upper - lower), refused when it overflows to infinity."""
+    width = dimension * (upper - lower)
+    if not math.isfinite(width):
+        raise InvalidParameterError(
+            f"The range [{lower:g}, {upper:g}] of {owner} is too wide: its width (times the "
+            f"dimension {dimension}) overflows a float. Rescale the values to a narrower public "
+            "range before releasing them."
+        )
+    return upper - lower
+
+
+def finite_result(value: float, what: str, owner: str) -> float:
+    """A derived noise parameter, refused when it is not a finite positive float."""
+    if not (math.isfinite(value) and value > 0):
+        raise InvalidParameterError(
+            f"{owner}: {what} is {value!r}, which is not a finite positive float; the "
+            "parameters are too extreme to sample from. Use an epsilon and a range whose "
+            "ratio is within floating-point range (e.g. epsilon <= 1e6 and a range below 1e300)."
+        )
+    return value
+
+
 def relation(value: Any, owner: str) -> NeighbouringRelation:
     try:
         return NeighbouringRelation.parse(value)
