@@ -58,6 +58,8 @@ from privet.mechanisms.distributed import (
 )
 from privet.mechanisms.entries import DistributedLaplace, NoisyMax
 from privet.mechanisms.local import (
+    MAX_CATEGORIES,
+    PIECEWISE_GRID,
     DuchiMechanism,
     DuchiMultiMechanism,
     LocalLaplace,
@@ -91,6 +93,8 @@ from privet.mechanisms.matrix import (
 )
 
 __all__ = [
+    "MAX_CATEGORIES",
+    "PIECEWISE_GRID",
     "ROUNDING_SLACK",
     "CollusionGuarantee",
     "DenseWorkload",

@@ -38,6 +38,18 @@ DENOMINATOR = 2**62
 _MARGIN = Fraction(1) - Fraction(1, 2**48)  # covers math.exp's error (< 1 ulp)
 
 
+MIN_EPSILON = 1e-12
+"""Smallest epsilon the exact coins resolve (their odds step is about 2^-60)."""
+
+
+def check_resolution(epsilon: float, owner: str) -> None:
+    if epsilon < MIN_EPSILON:
+        raise InvalidParameterError(
+            f"The 'epsilon' parameter of {owner} is too small for its exact sampler "
+            f"(got {epsilon!r}); use epsilon >= {MIN_EPSILON:g}."
+        )
+
+
 def odds_threshold(epsilon: float, log_weight: float, owner: str) -> int:
     """T with w <= T / (D - T) <= w e^epsilon, w = exp(log_weight), 0 < T < D.
 
@@ -47,6 +59,7 @@ def odds_threshold(epsilon: float, log_weight: float, owner: str) -> int:
     :class:`~privet.errors.InvalidParameterError` when epsilon is below the
     resolution of D (about 1e-13), where no integer T fits.
     """
+    check_resolution(epsilon, owner)
     d = DENOMINATOR
     top_log = log_weight + epsilon
     if top_log > 43.0:  # e^43 > D: the largest T fits

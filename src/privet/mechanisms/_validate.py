@@ -17,9 +17,15 @@ from numpy.typing import NDArray
 from privet.errors import InvalidParameterError
 from privet.ledger import Ledger, NeighbouringRelation, Scope
 
+MAX_EPSILON = 1e6
+"""Largest epsilon a mechanism accepts: beyond it nothing is protected (e^eps overflows)."""
+
 
 def positive(value: Any, name: str, owner: str, *, allow_inf: bool = False) -> float:
-    """``value`` as a float in (0, inf) (or (0, inf] with ``allow_inf``)."""
+    """``value`` as a float in (0, inf) (or (0, inf] with ``allow_inf``).
+
+    A parameter named ``epsilon`` must also be at most :data:`MAX_EPSILON`.
+    """
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise InvalidParameterError(
             f"The '{name}' parameter of {owner} must be a float in the range (0, inf); "
@@ -30,6 +36,12 @@ def positive(value: Any, name: str, owner: str, *, allow_inf: bool = False) -> f
         raise InvalidParameterError(
             f"The '{name}' parameter of {owner} must be a float in the range (0, inf); "
             f"got {value!r}. Pass a finite positive number such as 1.0."
+        )
+    if name == "epsilon" and v > MAX_EPSILON:
+        raise InvalidParameterError(
+            f"The 'epsilon' parameter of {owner} must be at most {MAX_EPSILON:g}; got {value!r}. "
+            "An epsilon that large protects nothing and overflows the accounting; use a "
+            "non-private release (NonPrivate) if that is what is meant."
         )
     return v
 
@@ -121,7 +133,11 @@ def finite_array(values: Any, name: str, owner: str) -> NDArray[np.float64]:
 
 
 def integer_array(values: Any, name: str, owner: str) -> NDArray[np.int64]:
-    """``values`` as an int64 array; floats are accepted only if integral."""
+    """``values`` as an int64 array; floats are accepted only if integral.
+
+    Magnitudes of 2^62 and above are refused (unsigned values at 2^63 used to
+    wrap around to negative int64 counts; the noise must also fit in int64).
+    """
     arr = np.asarray(values)
     if arr.dtype == bool or not (
         np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)
@@ -136,8 +152,12 @@ def integer_array(values: Any, name: str, owner: str) -> NDArray[np.int64]:
                 f"The '{name}' argument of {owner} must hold integer counts; got non-integral "
                 "values. Use the real-valued Laplace mechanism for real values."
             )
-        if arr.size and np.abs(arr).max() >= 2.0**62:
-            raise InvalidParameterError(f"The '{name}' argument of {owner} overflows int64.")
+    if arr.size and (arr.max() >= 2**62 or arr.min() <= -(2**62)):
+        raise InvalidParameterError(
+            f"The '{name}' argument of {owner} must hold integers of magnitude below 2^62 "
+            "(so that they and their noise fit in int64); found one outside. Rescale or "
+            "clip the counts to a public bound first."
+        )
     return arr.astype(np.int64)
 
 

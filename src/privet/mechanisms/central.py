@@ -75,7 +75,10 @@ def calibrate_laplace_scale(epsilon: float, sensitivity: float, *, discrete: boo
     """
     eps = v.positive(epsilon, "epsilon", "calibrate_laplace_scale")
     sens = v.positive(sensitivity, "sensitivity", "calibrate_laplace_scale")
-    return sens / eps if discrete else sens * (1 + ROUNDING_SLACK) / eps
+    scale = sens / eps if discrete else sens * (1 + ROUNDING_SLACK) / eps
+    return v.finite_result(
+        scale, "the Laplace scale sensitivity / epsilon", "calibrate_laplace_scale"
+    )
 
 
 class _ScaledNoise(Mechanism):
@@ -231,12 +234,19 @@ def calibrate_gaussian_sigma(
     if rho is not None:
         if epsilon is not None or delta is not None:
             raise InvalidParameterError(f"{owner} takes rho, or epsilon and delta, not both.")
-        r = v.positive(rho, "rho", owner)
-        return sens / math.sqrt(2 * r)
+        return _sigma(sens, v.positive(rho, "rho", owner), owner)
     if epsilon is None or delta is None:
         raise InvalidParameterError(f"{owner} needs rho, or both epsilon and delta.")
     r = _rho_for(v.positive(epsilon, "epsilon", owner), v.probability(delta, "delta", owner))
-    return sens / math.sqrt(2 * r)
+    return _sigma(sens, r, owner)
+
+
+def _sigma(sensitivity: float, rho: float, owner: str) -> float:
+    if rho <= 0:
+        raise InvalidParameterError(
+            f"{owner}: epsilon and delta are too small to give a positive rho; raise them."
+        )
+    return v.finite_result(sensitivity / math.sqrt(2 * rho), "sigma", owner)
 
 
 def _rho_for(epsilon: float, delta: float) -> float:

@@ -80,6 +80,9 @@ __all__ = [
 ]
 
 _ROOT_TOL = 1e-10
+MIN_SHIFT, MAX_SHIFT = 1e-9, 1e6  # sensitivity / scale accepted by collusion_guarantee
+MAX_PARTIES = 10_000
+"""Most parties a gamma DLPA accepts (each draws its own share array)."""
 _SHIFT_GRID = 8
 
 
@@ -232,6 +235,15 @@ def residual_epsilon(delta: float, shape: float, shift: float) -> float:
     return hi
 
 
+def _parties(parties: Any, owner: str) -> int:
+    k = v.integer(parties, "parties", owner)
+    if k > MAX_PARTIES:
+        raise InvalidParameterError(
+            f"The 'parties' parameter of {owner} must be at most {MAX_PARTIES}; got {k}."
+        )
+    return k
+
+
 @dataclass(frozen=True, slots=True)
 class CollusionGuarantee:
     """What the released sum still guarantees against ``colluders`` of ``parties`` parties.
@@ -288,7 +300,7 @@ def collusion_guarantee(
     inf
     """
     owner = "collusion_guarantee"
-    k = v.integer(parties, "parties", owner)
+    k = _parties(parties, owner)
     t = v.integer(colluders, "colluders", owner, minimum=0)
     if t >= k:
         raise InvalidParameterError(
@@ -296,6 +308,12 @@ def collusion_guarantee(
             "parties colluding nothing is left to protect."
         )
     s = v.positive(sensitivity, "sensitivity", owner) / v.positive(scale, "scale", owner)
+    if not MIN_SHIFT <= s <= MAX_SHIFT:
+        raise InvalidParameterError(
+            f"{owner}: sensitivity / scale = {s!r} is outside [{MIN_SHIFT:g}, {MAX_SHIFT:g}], "
+            "where the residual-noise analysis is computed reliably; choose an epsilon "
+            "(sensitivity / scale) in that range."
+        )
     d = v.probability(delta, "delta", owner)
     a = (k - t) / k
     if t == 0:
@@ -343,7 +361,7 @@ class GammaDLPA(Mechanism):
         charge_colluders: bool = False,
     ) -> None:
         owner = type(self).__name__
-        self.parties = v.integer(parties, "parties", owner)
+        self.parties = _parties(parties, owner)
         self.scale = v.positive(scale, "scale", owner)
         self.sensitivity = v.positive(sensitivity, "sensitivity", owner)
         self.relation = v.relation(relation, owner)

@@ -232,6 +232,7 @@ class _PiecewiseGrid:
 
 @functools.lru_cache(maxsize=256)
 def _pm_grid(epsilon: float, owner: str) -> _PiecewiseGrid:
+    _exact.check_resolution(epsilon, owner)
     c = _pm_c(epsilon)
     m = PIECEWISE_GRID
     k = max(1, round(m * (c - 1) / (c + 1)))
