@@ -254,3 +254,10 @@ def test_privets_dp_test_flags_the_naive_piecewise_and_passes_the_fixed_one(
         confidence=1 - ALPHA,
         statistic=fixed_event,
     )
+
+
+def test_each_call_draws_from_a_freshly_seeded_generator() -> None:
+    """Threat model (mechanisms docstring): a state recovered from one call predicts no other."""
+    a, b = local_rng(), local_rng()
+    assert a is not b
+    assert not np.array_equal(a.integers(0, 2**62, 4), b.integers(0, 2**62, 4))
