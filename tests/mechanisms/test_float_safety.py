@@ -34,6 +34,7 @@ from privet.mechanisms import (
     PiecewiseMultiMechanism,
     RandomisedResponse,
 )
+from privet.mechanisms import make_gamma_dlpa as pm_gamma
 from privet.mechanisms._exact import DENOMINATOR
 from privet.mechanisms._random import local_rng
 from privet.testing import assert_dp
@@ -203,6 +204,27 @@ def _vectorised(mech: Any, ledger: Ledger) -> Callable[..., np.ndarray]:
         return _first(mech(batch, scope=ledger))
 
     return run
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("statistic", [None, _low_bits], ids=["output", "low_bits"])
+def test_gamma_dlpa_sum_passes_privets_dp_test(ledger: Ledger, statistic: Any) -> None:
+    """The distributed Laplace's float sum, audited the same way (not proven: see its docstring)."""
+    mech = pm_gamma(epsilon=1.0, parties=4)
+
+    def run(first: float, size: int) -> np.ndarray:
+        values = np.zeros((4, size))
+        values[0] = first
+        return np.asarray(mech(values, scope=ledger))
+
+    assert_dp(
+        run,
+        mech.epsilon,
+        neighbours=(0.0, 1.0),
+        trials=DP_TRIALS,
+        confidence=1 - ALPHA,
+        statistic=statistic,
+    )
 
 
 @pytest.mark.slow

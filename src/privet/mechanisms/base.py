@@ -120,7 +120,10 @@ class Mechanism(abc.ABC):
         """Validate, then charge, then sample: the one order every release follows."""
         arr = (validate or self._validate_input)(values)
         self._charge(scope, caller, step, claim, mechanism=mechanism)
-        out = np.asarray((sample or self._sample)(arr))
+        out = (sample or self._sample)(arr)
+        if isinstance(out, tuple):  # several released arrays (e.g. answers and estimate)
+            return out
+        out = np.asarray(out)
         return out.item() if out.ndim == 0 else out
 
     def _validate_input(self, values: Any) -> NDArray[Any]:

@@ -12,6 +12,7 @@ sensitivity, e.g. a histogram whose cells partition the records.
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any, Literal
 
@@ -457,6 +458,16 @@ class _Selection(Mechanism):
         (one row per leaf of a tree), which costs one charge under add/remove
         neighbours (parallel composition).
         """
+        return self._release(
+            utilities,
+            scope=scope,
+            caller=caller,
+            step=step,
+            claim=claim,
+            validate=functools.partial(self._utilities, disjoint_rows=disjoint_rows),
+        )
+
+    def _utilities(self, utilities: Any, *, disjoint_rows: bool) -> NDArray[np.float64]:
         owner = type(self).__name__
         arr = v.finite_array(utilities, "utilities", owner)
         if arr.ndim == 0 or arr.shape[-1] == 0:
@@ -477,9 +488,7 @@ class _Selection(Mechanism):
                     "neighbours; under replace-one a record can move between rows. Charge "
                     "each row in its own scope (scope.partition) instead."
                 )
-        self._charge(scope, caller, step, claim)
-        out = self._sample(arr)
-        return out.item() if arr.ndim == 1 else out
+        return arr
 
     def _sample(self, arr: NDArray[np.float64]) -> NDArray[np.int64]:
         return _opendp.noisy_max(arr, self.scale, gumbel=self.noise == "gumbel")

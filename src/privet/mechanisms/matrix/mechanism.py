@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from privet.errors import InvalidParameterError
 from privet.ledger import ADD_REMOVE, Claim, Entry, Guarantee, Laplace, NeighbouringRelation
@@ -111,6 +112,18 @@ class MatrixMechanism(Mechanism):
 
         ``data`` is the data vector (n,) or data matrix D (n x k) of counts.
         """
+        answers, x_hat = self._release(
+            data,
+            scope=scope,
+            caller=caller,
+            step=step,
+            claim=claim,
+            validate=self._data,
+            sample=self._estimate,
+        )
+        return (answers, x_hat) if return_estimate else answers
+
+    def _data(self, data: Any) -> NDArray[np.float64]:
         owner = type(self).__name__
         arr = v.finite_array(data, "data", owner)
         if arr.ndim not in (1, 2) or arr.shape[0] != self.workload.n:
@@ -118,14 +131,19 @@ class MatrixMechanism(Mechanism):
                 f"The 'data' argument of {owner} must have {self.workload.n} rows (one per cell "
                 f"of the domain); got shape {arr.shape}."
             )
+        return arr
+
+    def _estimate(
+        self, arr: NDArray[np.float64]
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """(W x_hat, x_hat) with x_hat = A^+ (A D + noise) (called after the charge)."""
         d2, flat = _as_2d(arr)
-        self._charge(scope, caller, step, claim)
         measured = _opendp.laplace_float(self.strategy.matmul(d2), self.scale, self.sensitivity)
         x_hat = self.strategy.solve(measured)
         answers = np.asarray(self.workload.matmul(x_hat))
         if flat:
             answers, x_hat = answers[:, 0], x_hat[:, 0]
-        return (answers, x_hat) if return_estimate else answers
+        return answers, x_hat
 
 
 def make_matrix_mechanism(
