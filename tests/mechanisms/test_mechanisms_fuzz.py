@@ -192,6 +192,22 @@ def test_mechanism_fuzz(name: str, data: st.DataObject) -> None:
     _check_result(out)
 
 
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda: pm.LaplaceMechanism(scale=1.7e308),
+        lambda: pm.LaplaceMechanism(scale=1.0, sensitivity=5e-324),
+        lambda: pm.LaplaceMechanism(scale=1.0, sensitivity=1.3e154),
+        lambda: pm.GaussianMechanism(sigma=1e-200, sensitivity=1e200),
+        lambda: pm.NoisyHistogram(scale=1e-7),
+    ],
+)
+def test_extreme_scales_are_refused_before_any_charge(build: Callable[[], Any]) -> None:
+    """Found by the fuzz: -inf noise, math domain error, OverflowError in the accounting."""
+    with pytest.raises(PrivetError, match=r"finite|protects nothing"):
+        build()
+
+
 def test_uint64_counts_at_2_63_are_refused_not_wrapped() -> None:
     """NoisyHistogram.argmax([2^63, 5]) returned 1: the count wrapped to -2^63."""
     ledger = Ledger(Guarantee(10.0), dataset="fuzz")
@@ -246,3 +262,13 @@ def test_randomised_response_with_a_billion_categories_is_refused_at_once() -> N
     with bounded(5), pytest.raises(PrivetError, match="at most"):
         pm.RandomisedResponse(epsilon=1.0, categories=10**9)
     assert math.isfinite(pm.MAX_CATEGORIES)
+
+
+def test_gamma_dlpa_refuses_sums_that_would_overflow() -> None:
+    """Party values of 1e308 summed to inf after the charge."""
+    ledger = Ledger(Guarantee(10.0), dataset="fuzz")
+    with pytest.raises(PrivetError, match="overflow"):
+        pm.make_gamma_dlpa(1.0, parties=3)(np.full((3, 2), 1e308), scope=ledger)
+    with pytest.raises(PrivetError, match="finite"):
+        pm.make_gamma_dlpa(1e-6, parties=3, sensitivity=1e300)
+    assert ledger.spent() == Guarantee(0.0)

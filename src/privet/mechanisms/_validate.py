@@ -19,12 +19,26 @@ from privet.ledger import Ledger, NeighbouringRelation, Scope
 
 MAX_EPSILON = 1e6
 """Largest epsilon a mechanism accepts: beyond it nothing is protected (e^eps overflows)."""
+MIN_MAGNITUDE, MAX_MAGNITUDE = 1e-300, 1e300
+"""Range of a scale, sigma or sensitivity (noise and answers stay finite floats)."""
+_MAGNITUDES = ("scale", "sigma", "sensitivity")
+
+
+def bounded_loss(sensitivity: float, scale: float, owner: str) -> None:
+    """Refuse a sensitivity / scale ratio (the privacy loss) above MAX_EPSILON."""
+    if sensitivity / scale > MAX_EPSILON:
+        raise InvalidParameterError(
+            f"{owner}: sensitivity / scale = {sensitivity / scale:.3g} is above "
+            f"{MAX_EPSILON:g}, a privacy loss that protects nothing and overflows the "
+            "accounting; raise the noise scale."
+        )
 
 
 def positive(value: Any, name: str, owner: str, *, allow_inf: bool = False) -> float:
     """``value`` as a float in (0, inf) (or (0, inf] with ``allow_inf``).
 
-    A parameter named ``epsilon`` must also be at most :data:`MAX_EPSILON`.
+    A parameter named ``epsilon`` must also be at most :data:`MAX_EPSILON`; a
+    ``scale``, ``sigma`` or ``sensitivity`` must lie in [MIN_MAGNITUDE, MAX_MAGNITUDE].
     """
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise InvalidParameterError(
@@ -36,6 +50,12 @@ def positive(value: Any, name: str, owner: str, *, allow_inf: bool = False) -> f
         raise InvalidParameterError(
             f"The '{name}' parameter of {owner} must be a float in the range (0, inf); "
             f"got {value!r}. Pass a finite positive number such as 1.0."
+        )
+    if name in _MAGNITUDES and not MIN_MAGNITUDE <= v <= MAX_MAGNITUDE:
+        raise InvalidParameterError(
+            f"The '{name}' parameter of {owner} must lie in [{MIN_MAGNITUDE:g}, "
+            f"{MAX_MAGNITUDE:g}] (so that noise and answers stay finite floats); got "
+            f"{value!r}. Rescale the query."
         )
     if name == "epsilon" and v > MAX_EPSILON:
         raise InvalidParameterError(

@@ -96,6 +96,7 @@ class _ScaledNoise(Mechanism):
         self.scale = v.positive(scale, "scale", owner)
         self.sensitivity = v.positive(sensitivity, "sensitivity", owner)
         self.relation = v.relation(relation, owner)
+        v.bounded_loss(self.sensitivity, self.scale, owner)
 
     def _repr_extra(self) -> dict[str, Any]:
         return {"scale": self.scale}
@@ -290,6 +291,7 @@ class GaussianMechanism(Mechanism):
         owner = type(self).__name__
         self.sigma = v.positive(sigma, "sigma", owner)
         self.sensitivity = v.positive(sensitivity, "sensitivity", owner)
+        v.bounded_loss(self.sensitivity, self.sigma, owner)
         self.delta = None if delta is None else v.probability(delta, "delta", owner)
         self.discrete = bool(discrete)
         self.relation = v.relation(relation, owner)

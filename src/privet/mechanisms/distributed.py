@@ -83,6 +83,8 @@ _ROOT_TOL = 1e-10
 MIN_SHIFT, MAX_SHIFT = 1e-9, 1e6  # sensitivity / scale accepted by collusion_guarantee
 MAX_PARTIES = 10_000
 """Most parties a gamma DLPA accepts (each draws its own share array)."""
+MAX_MAGNITUDE = 1e300
+"""Largest |sum of party values| accepted: beyond it the noisy float sum may overflow."""
 _SHIFT_GRID = 8
 
 
@@ -363,7 +365,13 @@ class GammaDLPA(Mechanism):
         owner = type(self).__name__
         self.parties = _parties(parties, owner)
         self.scale = v.positive(scale, "scale", owner)
+        if self.scale > MAX_MAGNITUDE / 1e3:
+            raise InvalidParameterError(
+                f"The 'scale' parameter of {owner} must be at most {MAX_MAGNITUDE / 1e3:g} (the "
+                f"noisy sum would overflow); got {scale!r}. Rescale the query."
+            )
         self.sensitivity = v.positive(sensitivity, "sensitivity", owner)
+        v.bounded_loss(self.sensitivity, self.scale, owner)
         self.relation = v.relation(relation, owner)
         self.colluders = v.integer(colluders, "colluders", owner, minimum=0)
         if self.colluders >= self.parties:
@@ -450,6 +458,11 @@ class GammaDLPA(Mechanism):
             raise InvalidParameterError(
                 f"The 'party_values' argument of {owner} must have first axis of length "
                 f"parties={self.parties}; got shape {arr.shape}."
+            )
+        if arr.size and float(np.abs(arr).sum(axis=0).max()) > MAX_MAGNITUDE:
+            raise InvalidParameterError(
+                f"The 'party_values' argument of {owner} sums to more than {MAX_MAGNITUDE:g} in "
+                "magnitude, where the noisy sum would overflow; rescale the values first."
             )
         return arr
 

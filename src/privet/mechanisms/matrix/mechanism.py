@@ -79,6 +79,7 @@ class MatrixMechanism(Mechanism):
             )
         else:
             self.scale = v.positive(scale, "scale", owner)
+        v.bounded_loss(self.sensitivity, self.scale, owner)
 
     def entry(self) -> Entry:
         return Laplace(scale=self.scale, sensitivity=self.sensitivity * (1 + ROUNDING_SLACK))
