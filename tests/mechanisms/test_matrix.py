@@ -32,7 +32,8 @@ from privet.mechanisms import (
     squared_error,
 )
 from privet.mechanisms._dpcheck import check_dp
-from privet.mechanisms.matrix import _p_identity_objective, _transpose_matmul
+from privet.mechanisms.matrix.optimise import _p_identity_objective
+from privet.mechanisms.matrix.workloads import _transpose_matmul
 
 CAR = (4, 4, 4, 3, 3, 3)
 

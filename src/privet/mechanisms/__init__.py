@@ -23,6 +23,17 @@ Central: :func:`make_laplace`, :func:`make_discrete_laplace`,
 :func:`collusion_guarantee`. Matrix mechanism (seed 002):
 :class:`MatrixMechanism`, :func:`optimize_strategy`,
 :func:`decision_path_workload`.
+
+Threat model of the randomness. Central noise comes from OpenDP's exact
+samplers over the OS CSPRNG. Local randomisers release elements of public
+finite sets with exact integer coins (no float output that one input can
+produce and another cannot; :mod:`privet.mechanisms._exact`), drawn from numpy's
+PCG64DXSM reseeded from the OS CSPRNG on every call: a statistical generator,
+chosen because a CSPRNG for every draw costs 2.5-3.6x a whole call (measured in
+``benchmarks/results/mechanisms_csprng.md``); see
+:mod:`privet.mechanisms._random` for what this does and does not protect
+against. The gamma shares of :class:`GammaDLPA` are floats (their sum is not
+yet hardened against floating-point attacks; see its module docstring).
 """
 
 from privet.mechanisms._opendp import ROUNDING_SLACK
@@ -58,6 +69,8 @@ from privet.mechanisms.distributed import (
 )
 from privet.mechanisms.entries import DistributedLaplace, NoisyMax
 from privet.mechanisms.local import (
+    MAX_CATEGORIES,
+    PIECEWISE_GRID,
     DuchiMechanism,
     DuchiMultiMechanism,
     LocalLaplace,
@@ -91,6 +104,8 @@ from privet.mechanisms.matrix import (
 )
 
 __all__ = [
+    "MAX_CATEGORIES",
+    "PIECEWISE_GRID",
     "ROUNDING_SLACK",
     "CollusionGuarantee",
     "DenseWorkload",

@@ -56,43 +56,36 @@ def _check(measurement: Any, d_in: float, bound: float, what: str) -> None:
         )
 
 
-@functools.lru_cache(maxsize=512)
-def _float_laplace(scale: float, size: int, k: int, sensitivity: float) -> Any:
+def _laplace_bound(sensitivity: float, scale: float) -> float:
+    return sensitivity * (1 + ROUNDING_SLACK) / scale
+
+
+def _gaussian_bound(sensitivity: float, scale: float) -> float:
+    return (sensitivity * (1 + ROUNDING_SLACK)) ** 2 / (2 * scale**2)
+
+
+# constructor, metric and the map privet charges, per noise kind
+_KINDS: dict[str, tuple[Any, Any, Any]] = {
+    "Laplace": (lambda: dp.m.make_laplace, lambda T: dp.l1_distance(T=T), _laplace_bound),
+    "Gaussian": (lambda: dp.m.make_gaussian, lambda T: dp.l2_distance(T=T), _gaussian_bound),
+}
+
+
+@functools.lru_cache(maxsize=1024)
+def _float_measurement(kind: str, scale: float, size: int, k: int, sensitivity: float) -> Any:
     _enable()
-    space = (
-        dp.vector_domain(dp.atom_domain(T=float, nan=False), size=size),
-        dp.l1_distance(T=float),
-    )
-    m = dp.m.make_laplace(*space, scale=scale, k=k)
-    _check(m, sensitivity, sensitivity * (1 + ROUNDING_SLACK) / scale, "Laplace")
+    make, metric, bound = _KINDS[kind]
+    domain = dp.vector_domain(dp.atom_domain(T=float, nan=False), size=size)
+    m = make()(domain, metric(float), scale=scale, k=k)
+    _check(m, sensitivity, bound(sensitivity, scale), kind)
     return m
 
 
-@functools.lru_cache(maxsize=512)
-def _int_laplace(scale: float) -> Any:
+@functools.lru_cache(maxsize=1024)
+def _int_measurement(kind: str, scale: float) -> Any:
     _enable()
-    space = dp.vector_domain(dp.atom_domain(T="i64")), dp.l1_distance(T="i64")
-    return dp.m.make_laplace(*space, scale=scale)
-
-
-@functools.lru_cache(maxsize=512)
-def _float_gaussian(scale: float, size: int, k: int, sensitivity: float) -> Any:
-    _enable()
-    space = (
-        dp.vector_domain(dp.atom_domain(T=float, nan=False), size=size),
-        dp.l2_distance(T=float),
-    )
-    m = dp.m.make_gaussian(*space, scale=scale, k=k)
-    bound = (sensitivity * (1 + ROUNDING_SLACK)) ** 2 / (2 * scale**2)
-    _check(m, sensitivity, bound, "Gaussian")
-    return m
-
-
-@functools.lru_cache(maxsize=512)
-def _int_gaussian(scale: float) -> Any:
-    _enable()
-    space = dp.vector_domain(dp.atom_domain(T="i64")), dp.l2_distance(T="i64")
-    return dp.m.make_gaussian(*space, scale=scale)
+    make, metric, _ = _KINDS[kind]
+    return make()(dp.vector_domain(dp.atom_domain(T="i64")), metric("i64"), scale=scale)
 
 
 @functools.lru_cache(maxsize=512)
@@ -103,40 +96,51 @@ def _noisy_max(scale: float, gumbel: bool) -> Any:
     return dp.m.make_noisy_max(*space, measure, scale=scale)
 
 
-def laplace_float(values: NDArray[np.float64], scale: float, sensitivity: float) -> NDArray:
-    """values + Laplace(scale) noise on OpenDP's grid (see module docstring)."""
-    flat = np.ascontiguousarray(values, dtype=float).ravel()
+def _vector(values: NDArray[Any], dtype: Any, measurement: Any) -> NDArray[Any]:
+    """Apply ``measurement(size)`` (an OpenDP vector measurement) to ``values``, keeping the shape."""
+    flat = np.ascontiguousarray(values, dtype=dtype).ravel()
     if flat.size == 0:
-        return np.array(values, dtype=float)
-    m = _float_laplace(scale, flat.size, granularity(sensitivity, flat.size), sensitivity)
-    return np.asarray(m(flat.tolist()), dtype=float).reshape(np.shape(values))
+        return np.array(values, dtype=dtype)
+    out = measurement(flat.size)(flat.tolist())
+    return np.asarray(out, dtype=dtype).reshape(np.shape(values))
 
 
-def laplace_int(values: NDArray[np.int64], scale: float) -> NDArray[np.int64]:
-    """values + discrete Laplace(scale) noise (two-sided geometric)."""
-    flat = np.asarray(values, dtype=np.int64).ravel()
-    if flat.size == 0:
-        return np.array(values, dtype=np.int64)
-    out = _int_laplace(scale)(flat.tolist())
-    return np.asarray(out, dtype=np.int64).reshape(np.shape(values))
+def _on_float_grid(build: Any, doc: str) -> Any:
+    """A sampler ``(values, scale, sensitivity) -> noisy values`` on the grid chosen per call."""
+
+    def sample(values: NDArray[np.float64], scale: float, sensitivity: float) -> NDArray:
+        k_of = functools.partial(granularity, sensitivity)
+        return _vector(values, float, lambda n: build(scale, n, k_of(n), sensitivity))
+
+    sample.__doc__ = doc
+    return sample
 
 
-def gaussian_float(values: NDArray[np.float64], scale: float, sensitivity: float) -> NDArray:
-    """values + N(0, scale^2) noise on OpenDP's grid (discrete Gaussian on 2^k)."""
-    flat = np.ascontiguousarray(values, dtype=float).ravel()
-    if flat.size == 0:
-        return np.array(values, dtype=float)
-    m = _float_gaussian(scale, flat.size, granularity(sensitivity, flat.size), sensitivity)
-    return np.asarray(m(flat.tolist()), dtype=float).reshape(np.shape(values))
+def _on_integers(build: Any, doc: str) -> Any:
+    """A sampler ``(values, scale) -> noisy integers``."""
+
+    def sample(values: NDArray[np.int64], scale: float) -> NDArray[np.int64]:
+        return _vector(values, np.int64, lambda n: build(scale))
+
+    sample.__doc__ = doc
+    return sample
 
 
-def gaussian_int(values: NDArray[np.int64], scale: float) -> NDArray[np.int64]:
-    """values + discrete Gaussian(scale) noise."""
-    flat = np.asarray(values, dtype=np.int64).ravel()
-    if flat.size == 0:
-        return np.array(values, dtype=np.int64)
-    out = _int_gaussian(scale)(flat.tolist())
-    return np.asarray(out, dtype=np.int64).reshape(np.shape(values))
+laplace_float = _on_float_grid(
+    functools.partial(_float_measurement, "Laplace"),
+    "values + Laplace(scale) noise on OpenDP's grid (see module docstring).",
+)
+laplace_int = _on_integers(
+    functools.partial(_int_measurement, "Laplace"),
+    "values + discrete Laplace(scale) noise (two-sided geometric).",
+)
+gaussian_float = _on_float_grid(
+    functools.partial(_float_measurement, "Gaussian"),
+    "values + N(0, scale^2) noise on OpenDP's grid (discrete Gaussian on 2^k).",
+)
+gaussian_int = _on_integers(
+    functools.partial(_int_measurement, "Gaussian"), "values + discrete Gaussian(scale) noise."
+)
 
 
 def noisy_max(scores: NDArray[np.float64], scale: float, *, gumbel: bool) -> NDArray[np.int64]:

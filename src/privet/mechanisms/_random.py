@@ -2,14 +2,26 @@
 
 Central noise is drawn by OpenDP's samplers, which use the operating system's
 CSPRNG and cannot be seeded. The local randomisers and the gamma shares of the
-distributed Laplace are vectorised numpy; they draw from one module-wide
+distributed Laplace are vectorised numpy; each call draws from a fresh
 :class:`numpy.random.Generator` (PCG64DXSM) seeded with 256 bits from the
-operating system (:mod:`secrets`). PCG64DXSM is a fast statistical generator, not
-a cryptographic one: an adversary who saw enough raw outputs could in principle
-predict later ones. OpenDP's own bridge (``opendp.prelude.get_np_csprng``)
-needs the optional ``randomgen`` package and makes one Python call per 64 bits,
-about a thousand times slower, so it is not used. Use :func:`use_csprng` to opt
-into it where ``randomgen`` is installed.
+operating system's CSPRNG (:mod:`secrets`).
+
+Threat model. PCG64DXSM is a fast statistical generator, not a cryptographic
+one: an adversary who saw enough *raw* outputs of one generator could in
+principle reconstruct its state and predict its other outputs. privet's
+releases are not raw outputs (each is a many-to-one function of several draws
+and the private value), and because the generator is reseeded from the OS on
+every mechanism call, a state recovered from one call says nothing about any
+other call. What is not covered: an adversary who learns the raw outputs of a
+call (e.g. by reading the process memory) learns that call's noise; so does
+anyone who can read the memory anyway. A CSPRNG for every draw was measured
+(``benchmarks/mechanisms_csprng.py``, results in ``benchmarks/results/
+mechanisms_csprng.md``): reading ``os.urandom`` costs 7-40x the numpy draws
+and 2.5-3.6x a whole piecewise-mechanism call (above the 2x the issue allowed),
+while reseeding per call costs about 5-15% of the draws. OpenDP's bridge
+(``opendp.prelude.get_np_csprng``) needs the optional ``randomgen`` package and
+makes one Python call per 64 bits; :func:`use_csprng` opts into it where
+``randomgen`` is installed.
 
 Privacy noise is not seeded except in tests, through the explicit hook
 :func:`seed_for_tests`.
@@ -33,11 +45,13 @@ def _fresh() -> np.random.Generator:
 
 
 def local_rng() -> np.random.Generator:
-    """The generator the numpy samplers draw from (seeded from OS entropy)."""
+    """The generator one mechanism call draws from: fresh, seeded from OS entropy.
+
+    Inside :func:`seed_for_tests` (or after :func:`use_csprng`) the one
+    installed generator instead.
+    """
     rng = _state.get("rng")
-    if rng is None:
-        rng = _state["rng"] = _fresh()
-    return rng
+    return _fresh() if rng is None else rng
 
 
 def use_csprng() -> None:

@@ -17,9 +17,29 @@ from numpy.typing import NDArray
 from privet.errors import InvalidParameterError
 from privet.ledger import Ledger, NeighbouringRelation, Scope
 
+MAX_EPSILON = 1e6
+"""Largest epsilon a mechanism accepts: beyond it nothing is protected (e^eps overflows)."""
+MIN_MAGNITUDE, MAX_MAGNITUDE = 1e-300, 1e300
+"""Range of a scale, sigma or sensitivity (noise and answers stay finite floats)."""
+_MAGNITUDES = ("scale", "sigma", "sensitivity")
+
+
+def bounded_loss(sensitivity: float, scale: float, owner: str) -> None:
+    """Refuse a sensitivity / scale ratio (the privacy loss) above MAX_EPSILON."""
+    if sensitivity / scale > MAX_EPSILON:
+        raise InvalidParameterError(
+            f"{owner}: sensitivity / scale = {sensitivity / scale:.3g} is above "
+            f"{MAX_EPSILON:g}, a privacy loss that protects nothing and overflows the "
+            "accounting; raise the noise scale."
+        )
+
 
 def positive(value: Any, name: str, owner: str, *, allow_inf: bool = False) -> float:
-    """``value`` as a float in (0, inf) (or (0, inf] with ``allow_inf``)."""
+    """``value`` as a float in (0, inf) (or (0, inf] with ``allow_inf``).
+
+    A parameter named ``epsilon`` must also be at most :data:`MAX_EPSILON`; a
+    ``scale``, ``sigma`` or ``sensitivity`` must lie in [MIN_MAGNITUDE, MAX_MAGNITUDE].
+    """
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise InvalidParameterError(
             f"The '{name}' parameter of {owner} must be a float in the range (0, inf); "
@@ -30,6 +50,18 @@ def positive(value: Any, name: str, owner: str, *, allow_inf: bool = False) -> f
         raise InvalidParameterError(
             f"The '{name}' parameter of {owner} must be a float in the range (0, inf); "
             f"got {value!r}. Pass a finite positive number such as 1.0."
+        )
+    if name in _MAGNITUDES and not MIN_MAGNITUDE <= v <= MAX_MAGNITUDE:
+        raise InvalidParameterError(
+            f"The '{name}' parameter of {owner} must lie in [{MIN_MAGNITUDE:g}, "
+            f"{MAX_MAGNITUDE:g}] (so that noise and answers stay finite floats); got "
+            f"{value!r}. Rescale the query."
+        )
+    if name == "epsilon" and v > MAX_EPSILON:
+        raise InvalidParameterError(
+            f"The 'epsilon' parameter of {owner} must be at most {MAX_EPSILON:g}; got {value!r}. "
+            "An epsilon that large protects nothing and overflows the accounting; use a "
+            "non-private release (NonPrivate) if that is what is meant."
         )
     return v
 
@@ -61,6 +93,29 @@ def integer(value: Any, name: str, owner: str, *, minimum: int = 1) -> int:
             f"The '{name}' parameter of {owner} must be an int >= {minimum}; got {value!r}."
         )
     return int(value)
+
+
+def finite_width(lower: float, upper: float, dimension: int, owner: str) -> float:
+    """dimension (upper - lower), refused when it overflows to infinity."""
+    width = dimension * (upper - lower)
+    if not math.isfinite(width):
+        raise InvalidParameterError(
+            f"The range [{lower:g}, {upper:g}] of {owner} is too wide: its width (times the "
+            f"dimension {dimension}) overflows a float. Rescale the values to a narrower public "
+            "range before releasing them."
+        )
+    return upper - lower
+
+
+def finite_result(value: float, what: str, owner: str) -> float:
+    """A derived noise parameter, refused when it is not a finite positive float."""
+    if not (math.isfinite(value) and value > 0):
+        raise InvalidParameterError(
+            f"{owner}: {what} is {value!r}, which is not a finite positive float; the "
+            "parameters are too extreme to sample from. Use an epsilon and a range whose "
+            "ratio is within floating-point range (e.g. epsilon <= 1e6 and a range below 1e300)."
+        )
+    return value
 
 
 def relation(value: Any, owner: str) -> NeighbouringRelation:
@@ -98,7 +153,11 @@ def finite_array(values: Any, name: str, owner: str) -> NDArray[np.float64]:
 
 
 def integer_array(values: Any, name: str, owner: str) -> NDArray[np.int64]:
-    """``values`` as an int64 array; floats are accepted only if integral."""
+    """``values`` as an int64 array; floats are accepted only if integral.
+
+    Magnitudes of 2^62 and above are refused (unsigned values at 2^63 used to
+    wrap around to negative int64 counts; the noise must also fit in int64).
+    """
     arr = np.asarray(values)
     if arr.dtype == bool or not (
         np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)
@@ -113,8 +172,12 @@ def integer_array(values: Any, name: str, owner: str) -> NDArray[np.int64]:
                 f"The '{name}' argument of {owner} must hold integer counts; got non-integral "
                 "values. Use the real-valued Laplace mechanism for real values."
             )
-        if arr.size and np.abs(arr).max() >= 2.0**62:
-            raise InvalidParameterError(f"The '{name}' argument of {owner} overflows int64.")
+    if arr.size and (arr.max() >= 2**62 or arr.min() <= -(2**62)):
+        raise InvalidParameterError(
+            f"The '{name}' argument of {owner} must hold integers of magnitude below 2^62 "
+            "(so that they and their noise fit in int64); found one outside. Rescale or "
+            "clip the counts to a public bound first."
+        )
     return arr.astype(np.int64)
 
 

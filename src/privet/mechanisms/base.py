@@ -15,6 +15,9 @@ import math
 from collections.abc import Callable
 from typing import Any, ClassVar, TypeVar
 
+import numpy as np
+from numpy.typing import NDArray
+
 from privet.errors import InvalidParameterError
 from privet.ledger import ChargeRecord, Claim, Entry, Guarantee, NeighbouringRelation
 from privet.mechanisms import _validate as v
@@ -85,6 +88,51 @@ class Mechanism(abc.ABC):
             step=step,
             claim=claim,
         )
+
+    def __call__(
+        self,
+        values: Any,
+        *,
+        scope: Any,
+        caller: str = "",
+        step: str = "",
+        claim: Claim | None = None,
+    ) -> Any:
+        """Check ``values``, charge ``scope`` once, then return the noisy release.
+
+        A refused input raises a :class:`~privet.errors.PrivetError` and charges
+        nothing. The output has the input's shape (a scalar for a scalar).
+        """
+        return self._release(values, scope=scope, caller=caller, step=step, claim=claim)
+
+    def _release(
+        self,
+        values: Any,
+        *,
+        scope: Any,
+        caller: str,
+        step: str,
+        claim: Claim | None,
+        validate: Callable[[Any], NDArray[Any]] | None = None,
+        sample: Callable[[NDArray[Any]], Any] | None = None,
+        mechanism: str | None = None,
+    ) -> Any:
+        """Validate, then charge, then sample: the one order every release follows."""
+        arr = (validate or self._validate_input)(values)
+        self._charge(scope, caller, step, claim, mechanism=mechanism)
+        out = (sample or self._sample)(arr)
+        if isinstance(out, tuple):  # several released arrays (e.g. answers and estimate)
+            return out
+        out = np.asarray(out)
+        return out.item() if out.ndim == 0 else out
+
+    def _validate_input(self, values: Any) -> NDArray[Any]:
+        """The checked input array (raises before anything is charged)."""
+        return v.finite_array(values, "values", type(self).__name__)
+
+    def _sample(self, arr: NDArray[Any]) -> Any:
+        """The noisy release of a validated input (called only after the charge)."""
+        raise NotImplementedError(f"{type(self).__name__} does not implement _sample")
 
     def _repr_extra(self) -> dict[str, Any]:
         return {}

@@ -12,6 +12,7 @@ sensitivity, e.g. a histogram whose cells partition the records.
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any, Literal
 
@@ -63,10 +64,6 @@ def _relation_factor(relation: NeighbouringRelation) -> int:
     return 1 if relation is ADD_REMOVE else 2
 
 
-def _as_output(arr: NDArray[Any], scalar: bool) -> Any:
-    return arr.item() if scalar else arr
-
-
 # --------------------------------------------------------------------- Laplace
 def calibrate_laplace_scale(epsilon: float, sensitivity: float, *, discrete: bool = False) -> float:
     """Laplace scale for epsilon-DP at L1 sensitivity ``sensitivity``.
@@ -79,27 +76,14 @@ def calibrate_laplace_scale(epsilon: float, sensitivity: float, *, discrete: boo
     """
     eps = v.positive(epsilon, "epsilon", "calibrate_laplace_scale")
     sens = v.positive(sensitivity, "sensitivity", "calibrate_laplace_scale")
-    return sens / eps if discrete else sens * (1 + ROUNDING_SLACK) / eps
+    scale = sens / eps if discrete else sens * (1 + ROUNDING_SLACK) / eps
+    return v.finite_result(
+        scale, "the Laplace scale sensitivity / epsilon", "calibrate_laplace_scale"
+    )
 
 
-class LaplaceMechanism(Mechanism):
-    """Adds Laplace(scale) noise to every coordinate of a real-valued query.
-
-    epsilon = sensitivity (1 + 2^-30) / scale for a query of L1 sensitivity
-    ``sensitivity`` (Dwork et al. 2006; the slack pays for OpenDP's rounding of
-    the input to its float grid). Noise per coordinate has variance 2 scale^2.
-
-    Parameters
-    ----------
-    scale : float
-        Noise scale b > 0.
-    sensitivity : float, default=1.0
-        L1 sensitivity of the query under ``relation``.
-    relation : {"add_remove", "replace_one"}, default="add_remove"
-        The neighbouring relation ``sensitivity`` is stated for.
-    """
-
-    mechanism = "laplace"
+class _ScaledNoise(Mechanism):
+    """Base of the two Laplace mechanisms: a noise ``scale``, a sensitivity, a relation."""
 
     def __init__(
         self,
@@ -112,6 +96,31 @@ class LaplaceMechanism(Mechanism):
         self.scale = v.positive(scale, "scale", owner)
         self.sensitivity = v.positive(sensitivity, "sensitivity", owner)
         self.relation = v.relation(relation, owner)
+        v.bounded_loss(self.sensitivity, self.scale, owner)
+
+    def _repr_extra(self) -> dict[str, Any]:
+        return {"scale": self.scale}
+
+
+class LaplaceMechanism(_ScaledNoise):
+    """Adds Laplace(scale) noise to every coordinate of a real-valued query.
+
+    epsilon = sensitivity (1 + 2^-30) / scale for a query of L1 sensitivity
+    ``sensitivity`` (Dwork et al. 2006; the slack pays for OpenDP's rounding of
+    the input to its float grid). Noise per coordinate has variance 2 scale^2.
+    Calling it charges ``scope``, then returns ``values`` + noise (same shape).
+
+    Parameters
+    ----------
+    scale : float
+        Noise scale b > 0.
+    sensitivity : float, default=1.0
+        L1 sensitivity of the query under ``relation``.
+    relation : {"add_remove", "replace_one"}, default="add_remove"
+        The neighbouring relation ``sensitivity`` is stated for.
+    """
+
+    mechanism = "laplace"
 
     @property
     def _charged_sensitivity(self) -> float:
@@ -127,47 +136,21 @@ class LaplaceMechanism(Mechanism):
     def privacy_map(self, d_in: float | None = None) -> Guarantee:
         return Guarantee(self._d_in(d_in) * (1 + ROUNDING_SLACK) / self.scale)
 
-    def _repr_extra(self) -> dict[str, Any]:
-        return {"scale": self.scale}
-
-    def __call__(
-        self,
-        values: Any,
-        *,
-        scope: Any,
-        caller: str = "",
-        step: str = "",
-        claim: Claim | None = None,
-    ) -> Any:
-        """Charge ``scope``, then return ``values`` + Laplace(scale) noise (same shape)."""
-        arr = v.finite_array(values, "values", type(self).__name__)
-        self._charge(scope, caller, step, claim)
-        out = _opendp.laplace_float(arr, self.scale, self.sensitivity)
-        return _as_output(out, arr.ndim == 0)
+    def _sample(self, arr: NDArray[np.float64]) -> NDArray[np.float64]:
+        return _opendp.laplace_float(arr, self.scale, self.sensitivity)
 
 
-class DiscreteLaplaceMechanism(Mechanism):
+class DiscreteLaplaceMechanism(_ScaledNoise):
     """Adds discrete Laplace (two-sided geometric) noise to integer queries.
 
     P(Z = z) proportional to exp(-|z| / scale) on the integers; epsilon =
     sensitivity / scale for a query of L1 sensitivity ``sensitivity`` (Ghosh,
     Roughgarden & Sundararajan 2012; Canonne, Kamath & Steinke 2020, Sec. 5.2).
-    Variance 2 e^{-1/b} / (1 - e^{-1/b})^2 with b = scale.
+    Variance 2 e^{-1/b} / (1 - e^{-1/b})^2 with b = scale. Calling it charges
+    ``scope``, then returns the integer ``values`` + noise.
     """
 
     mechanism = "discrete_laplace"
-
-    def __init__(
-        self,
-        *,
-        scale: float,
-        sensitivity: float = 1.0,
-        relation: NeighbouringRelation | str = ADD_REMOVE,
-    ) -> None:
-        owner = type(self).__name__
-        self.scale = v.positive(scale, "scale", owner)
-        self.sensitivity = v.positive(sensitivity, "sensitivity", owner)
-        self.relation = v.relation(relation, owner)
 
     @property
     def variance(self) -> float:
@@ -180,23 +163,24 @@ class DiscreteLaplaceMechanism(Mechanism):
     def privacy_map(self, d_in: float | None = None) -> Guarantee:
         return Guarantee(self._d_in(d_in) / self.scale)
 
-    def _repr_extra(self) -> dict[str, Any]:
-        return {"scale": self.scale}
+    def _validate_input(self, values: Any) -> NDArray[np.int64]:
+        return v.integer_array(values, "values", type(self).__name__)
 
-    def __call__(
-        self,
-        values: Any,
-        *,
-        scope: Any,
-        caller: str = "",
-        step: str = "",
-        claim: Claim | None = None,
-    ) -> Any:
-        """Charge ``scope``, then return integer ``values`` + discrete Laplace noise."""
-        arr = v.integer_array(values, "values", type(self).__name__)
-        self._charge(scope, caller, step, claim)
-        out = _opendp.laplace_int(arr, self.scale)
-        return _as_output(out, arr.ndim == 0)
+    def _sample(self, arr: NDArray[np.int64]) -> NDArray[np.int64]:
+        return _opendp.laplace_int(arr, self.scale)
+
+
+def _laplace_scale(
+    owner: str, epsilon: float | None, scale: float | None, sensitivity: float, discrete: bool
+) -> float:
+    """The scale given, or the one calibrated from ``epsilon`` (exactly one of them)."""
+    which = v.one_of({"epsilon": epsilon, "scale": scale}, owner)
+    if which == "scale":
+        return scale  # type: ignore[return-value]  # validated by the mechanism
+    eps = v.positive(epsilon, "epsilon", owner)
+    return calibrate_laplace_scale(
+        eps, v.positive(sensitivity, "sensitivity", owner), discrete=discrete
+    )
 
 
 def make_laplace(
@@ -211,11 +195,8 @@ def make_laplace(
     >>> make_laplace(1.0, sensitivity=2.0).scale  # doctest: +ELLIPSIS
     2.00000000...
     """
-    which = v.one_of({"epsilon": epsilon, "scale": scale}, "make_laplace")
-    if which == "epsilon":
-        v.positive(sensitivity, "sensitivity", "make_laplace")
-        scale = calibrate_laplace_scale(v.positive(epsilon, "epsilon", "make_laplace"), sensitivity)
-    return LaplaceMechanism(scale=scale, sensitivity=sensitivity, relation=relation)  # type: ignore[arg-type]
+    b = _laplace_scale("make_laplace", epsilon, scale, sensitivity, discrete=False)
+    return LaplaceMechanism(scale=b, sensitivity=sensitivity, relation=relation)
 
 
 def make_discrete_laplace(
@@ -226,12 +207,8 @@ def make_discrete_laplace(
     relation: NeighbouringRelation | str = ADD_REMOVE,
 ) -> DiscreteLaplaceMechanism:
     """A discrete Laplace mechanism for integer queries, from ``epsilon`` or ``scale``."""
-    which = v.one_of({"epsilon": epsilon, "scale": scale}, "make_discrete_laplace")
-    if which == "epsilon":
-        eps = v.positive(epsilon, "epsilon", "make_discrete_laplace")
-        sens = v.positive(sensitivity, "sensitivity", "make_discrete_laplace")
-        scale = calibrate_laplace_scale(eps, sens, discrete=True)
-    return DiscreteLaplaceMechanism(scale=scale, sensitivity=sensitivity, relation=relation)  # type: ignore[arg-type]
+    b = _laplace_scale("make_discrete_laplace", epsilon, scale, sensitivity, discrete=True)
+    return DiscreteLaplaceMechanism(scale=b, sensitivity=sensitivity, relation=relation)
 
 
 # -------------------------------------------------------------------- Gaussian
@@ -259,12 +236,19 @@ def calibrate_gaussian_sigma(
     if rho is not None:
         if epsilon is not None or delta is not None:
             raise InvalidParameterError(f"{owner} takes rho, or epsilon and delta, not both.")
-        r = v.positive(rho, "rho", owner)
-        return sens / math.sqrt(2 * r)
+        return _sigma(sens, v.positive(rho, "rho", owner), owner)
     if epsilon is None or delta is None:
         raise InvalidParameterError(f"{owner} needs rho, or both epsilon and delta.")
     r = _rho_for(v.positive(epsilon, "epsilon", owner), v.probability(delta, "delta", owner))
-    return sens / math.sqrt(2 * r)
+    return _sigma(sens, r, owner)
+
+
+def _sigma(sensitivity: float, rho: float, owner: str) -> float:
+    if rho <= 0:
+        raise InvalidParameterError(
+            f"{owner}: epsilon and delta are too small to give a positive rho; raise them."
+        )
+    return v.finite_result(sensitivity / math.sqrt(2 * rho), "sigma", owner)
 
 
 def _rho_for(epsilon: float, delta: float) -> float:
@@ -307,6 +291,7 @@ class GaussianMechanism(Mechanism):
         owner = type(self).__name__
         self.sigma = v.positive(sigma, "sigma", owner)
         self.sensitivity = v.positive(sensitivity, "sensitivity", owner)
+        v.bounded_loss(self.sensitivity, self.sigma, owner)
         self.delta = None if delta is None else v.probability(delta, "delta", owner)
         self.discrete = bool(discrete)
         self.relation = v.relation(relation, owner)
@@ -345,24 +330,16 @@ class GaussianMechanism(Mechanism):
     def _repr_extra(self) -> dict[str, Any]:
         return {"sigma": self.sigma, "rho": self.zcdp_map()}
 
-    def __call__(
-        self,
-        values: Any,
-        *,
-        scope: Any,
-        caller: str = "",
-        step: str = "",
-        claim: Claim | None = None,
-    ) -> Any:
-        """Charge ``scope``, then return ``values`` + Gaussian noise (same shape)."""
+    def _validate_input(self, values: Any) -> NDArray[Any]:
         owner = type(self).__name__
         if self.discrete:
-            iarr = v.integer_array(values, "values", owner)
-            self._charge(scope, caller, step, claim)
-            return _as_output(_opendp.gaussian_int(iarr, self.sigma), iarr.ndim == 0)
-        arr = v.finite_array(values, "values", owner)
-        self._charge(scope, caller, step, claim)
-        return _as_output(_opendp.gaussian_float(arr, self.sigma, self.sensitivity), arr.ndim == 0)
+            return v.integer_array(values, "values", owner)
+        return v.finite_array(values, "values", owner)
+
+    def _sample(self, arr: NDArray[Any]) -> NDArray[Any]:
+        if self.discrete:
+            return _opendp.gaussian_int(arr, self.sigma)
+        return _opendp.gaussian_float(arr, self.sigma, self.sensitivity)
 
 
 def make_gaussian(
@@ -483,6 +460,16 @@ class _Selection(Mechanism):
         (one row per leaf of a tree), which costs one charge under add/remove
         neighbours (parallel composition).
         """
+        return self._release(
+            utilities,
+            scope=scope,
+            caller=caller,
+            step=step,
+            claim=claim,
+            validate=functools.partial(self._utilities, disjoint_rows=disjoint_rows),
+        )
+
+    def _utilities(self, utilities: Any, *, disjoint_rows: bool) -> NDArray[np.float64]:
         owner = type(self).__name__
         arr = v.finite_array(utilities, "utilities", owner)
         if arr.ndim == 0 or arr.shape[-1] == 0:
@@ -503,9 +490,7 @@ class _Selection(Mechanism):
                     "neighbours; under replace-one a record can move between rows. Charge "
                     "each row in its own scope (scope.partition) instead."
                 )
-        self._charge(scope, caller, step, claim)
-        out = self._sample(arr)
-        return out.item() if arr.ndim == 1 else out
+        return arr
 
     def _sample(self, arr: NDArray[np.float64]) -> NDArray[np.int64]:
         return _opendp.noisy_max(arr, self.scale, gumbel=self.noise == "gumbel")
@@ -718,7 +703,7 @@ class NoisyHistogram(Mechanism):
     def _repr_extra(self) -> dict[str, Any]:
         return {"scale": self.scale, "discrete": self.discrete}
 
-    def _counts(self, counts: Any) -> NDArray[Any]:
+    def _validate_input(self, counts: Any) -> NDArray[Any]:
         owner = type(self).__name__
         arr = (
             v.integer_array(counts, "counts", owner)
@@ -729,24 +714,21 @@ class NoisyHistogram(Mechanism):
             raise InvalidParameterError(f"The 'counts' argument of {owner} must be an array.")
         return arr
 
-    def __call__(
-        self,
-        counts: Any,
-        *,
-        scope: Any,
-        caller: str = "",
-        step: str = "",
-        claim: Claim | None = None,
-    ) -> NDArray[Any]:
-        """Charge ``scope`` once, then return the noisy counts."""
-        arr = self._counts(counts)
-        self._charge(scope, caller, step, claim)
-        return self._noise(arr)
-
-    def _noise(self, arr: NDArray[Any]) -> NDArray[Any]:
+    def _sample(self, arr: NDArray[Any]) -> NDArray[Any]:
         if self.discrete:
             return _opendp.laplace_int(arr, self.scale)
         return _opendp.laplace_float(arr, self.scale, self.sensitivity)
+
+    def _classes(self, counts: Any) -> NDArray[Any]:
+        arr = self._validate_input(counts)
+        if arr.shape[-1] == 0:
+            raise InvalidParameterError("NoisyHistogram.argmax needs at least one class.")
+        return arr
+
+    def _noisy_argmax(self, arr: NDArray[Any]) -> NDArray[np.int64]:
+        noisy = self._sample(arr).astype(float)
+        jitter = local_rng().random(noisy.shape) * 0.5  # only reorders exact ties
+        return np.argmax(noisy + (jitter if self.discrete else 0.0), axis=-1)
 
     def argmax(
         self,
@@ -761,13 +743,16 @@ class NoisyHistogram(Mechanism):
 
         Ties between noisy counts are broken uniformly at random.
         """
-        arr = self._counts(counts)
-        if arr.shape[-1] == 0:
-            raise InvalidParameterError("NoisyHistogram.argmax needs at least one class.")
-        self._charge(scope, caller, step, claim, mechanism=f"{self.mechanism}[argmax]")
-        noisy = self._noise(arr).astype(float)
-        jitter = local_rng().random(noisy.shape) * 0.5  # only reorders exact ties
-        return np.argmax(noisy + (jitter if self.discrete else 0.0), axis=-1)
+        return self._release(
+            counts,
+            scope=scope,
+            caller=caller,
+            step=step,
+            claim=claim,
+            validate=self._classes,
+            sample=self._noisy_argmax,
+            mechanism=f"{self.mechanism}[argmax]",
+        )
 
 
 def make_noisy_histogram(

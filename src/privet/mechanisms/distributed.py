@@ -62,7 +62,7 @@ from numpy.typing import NDArray
 from scipy import integrate, optimize, special
 
 from privet.errors import InvalidParameterError
-from privet.ledger import ADD_REMOVE, Claim, Entry, Guarantee, NeighbouringRelation
+from privet.ledger import ADD_REMOVE, Entry, Guarantee, NeighbouringRelation
 from privet.mechanisms import _validate as v
 from privet.mechanisms._random import local_rng
 from privet.mechanisms.base import Mechanism
@@ -80,6 +80,11 @@ __all__ = [
 ]
 
 _ROOT_TOL = 1e-10
+MIN_SHIFT, MAX_SHIFT = 1e-9, 1e6  # sensitivity / scale accepted by collusion_guarantee
+MAX_PARTIES = 10_000
+"""Most parties a gamma DLPA accepts (each draws its own share array)."""
+MAX_MAGNITUDE = 1e300
+"""Largest |sum of party values| accepted: beyond it the noisy float sum may overflow."""
 _SHIFT_GRID = 8
 
 
@@ -232,6 +237,15 @@ def residual_epsilon(delta: float, shape: float, shift: float) -> float:
     return hi
 
 
+def _parties(parties: Any, owner: str) -> int:
+    k = v.integer(parties, "parties", owner)
+    if k > MAX_PARTIES:
+        raise InvalidParameterError(
+            f"The 'parties' parameter of {owner} must be at most {MAX_PARTIES}; got {k}."
+        )
+    return k
+
+
 @dataclass(frozen=True, slots=True)
 class CollusionGuarantee:
     """What the released sum still guarantees against ``colluders`` of ``parties`` parties.
@@ -288,7 +302,7 @@ def collusion_guarantee(
     inf
     """
     owner = "collusion_guarantee"
-    k = v.integer(parties, "parties", owner)
+    k = _parties(parties, owner)
     t = v.integer(colluders, "colluders", owner, minimum=0)
     if t >= k:
         raise InvalidParameterError(
@@ -296,6 +310,12 @@ def collusion_guarantee(
             "parties colluding nothing is left to protect."
         )
     s = v.positive(sensitivity, "sensitivity", owner) / v.positive(scale, "scale", owner)
+    if not MIN_SHIFT <= s <= MAX_SHIFT:
+        raise InvalidParameterError(
+            f"{owner}: sensitivity / scale = {s!r} is outside [{MIN_SHIFT:g}, {MAX_SHIFT:g}], "
+            "where the residual-noise analysis is computed reliably; choose an epsilon "
+            "(sensitivity / scale) in that range."
+        )
     d = v.probability(delta, "delta", owner)
     a = (k - t) / k
     if t == 0:
@@ -343,9 +363,15 @@ class GammaDLPA(Mechanism):
         charge_colluders: bool = False,
     ) -> None:
         owner = type(self).__name__
-        self.parties = v.integer(parties, "parties", owner)
+        self.parties = _parties(parties, owner)
         self.scale = v.positive(scale, "scale", owner)
+        if self.scale > MAX_MAGNITUDE / 1e3:
+            raise InvalidParameterError(
+                f"The 'scale' parameter of {owner} must be at most {MAX_MAGNITUDE / 1e3:g} (the "
+                f"noisy sum would overflow); got {scale!r}. Rescale the query."
+            )
         self.sensitivity = v.positive(sensitivity, "sensitivity", owner)
+        v.bounded_loss(self.sensitivity, self.scale, owner)
         self.relation = v.relation(relation, owner)
         self.colluders = v.integer(colluders, "colluders", owner, minimum=0)
         if self.colluders >= self.parties:
@@ -424,19 +450,8 @@ class GammaDLPA(Mechanism):
         g = rng.gamma(self.share_shape, self.scale, size=(2, *full))
         return g[0] - g[1]
 
-    def __call__(
-        self,
-        party_values: Any,
-        *,
-        scope: Any,
-        caller: str = "",
-        step: str = "",
-        claim: Claim | None = None,
-    ) -> Any:
-        """Charge ``scope``, then return sum_k (x_k + G_k - G'_k) over the first axis.
-
-        ``party_values`` has shape (parties, ...): party k's share of the query.
-        """
+    def _validate_input(self, party_values: Any) -> NDArray[np.float64]:
+        """``party_values`` has shape (parties, ...): party k's share of the query."""
         owner = type(self).__name__
         arr = v.finite_array(party_values, "party_values", owner)
         if arr.ndim == 0 or arr.shape[0] != self.parties:
@@ -444,10 +459,16 @@ class GammaDLPA(Mechanism):
                 f"The 'party_values' argument of {owner} must have first axis of length "
                 f"parties={self.parties}; got shape {arr.shape}."
             )
-        self._charge(scope, caller, step, claim)
-        noisy = arr + self.shares(arr.shape[1:])
-        out = noisy.sum(axis=0)
-        return out.item() if out.ndim == 0 else out
+        if arr.size and float(np.abs(arr).sum(axis=0).max()) > MAX_MAGNITUDE:
+            raise InvalidParameterError(
+                f"The 'party_values' argument of {owner} sums to more than {MAX_MAGNITUDE:g} in "
+                "magnitude, where the noisy sum would overflow; rescale the values first."
+            )
+        return arr
+
+    def _sample(self, arr: NDArray[np.float64]) -> NDArray[np.float64]:
+        """sum_k (x_k + G_k - G'_k) over the first axis (called after the charge)."""
+        return (arr + self.shares(arr.shape[1:])).sum(axis=0)
 
 
 def make_gamma_dlpa(
