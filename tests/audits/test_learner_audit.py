@@ -285,3 +285,36 @@ def test_three_party_protocol_follows_the_record_like_the_reference(car, tie):
         labels.append(model.predict(tie.probes.iloc[[1]])[0])
         assert math.isinf(model.privacy_spent_.epsilon)
     assert labels == ["unacc", "acc"]
+
+
+def test_resolve_learner_takes_class_names_short_names_and_configurations():
+    from privet.audits import SHORT_NAMES, learner_names, resolve_learner
+    from privet.learners import __all__ as exported
+
+    for row in learner_names():
+        spec = resolve_learner(row.class_name)
+        assert spec is resolve_learner(row.short_name) is resolve_learner(row.configuration)
+        assert spec is resolve_learner(row.class_name.lower())
+        assert SHORT_NAMES[row.class_name] == row.short_name
+    names = {row.class_name for row in learner_names()}
+    # Every estimator privet.learners exports is auditable by its class name.
+    assert {n for n in exported if n.endswith("Classifier")} <= names
+    assert resolve_learner("DPID3Classifier").name == "dp_id3"
+    # The class's defaults: ObliviousID3Classifier is the paper-faithful split="exact".
+    assert resolve_learner("ObliviousID3Classifier").name == "oblivious_id3_exact"
+    assert len(set(SHORT_NAMES.values())) == len(SHORT_NAMES)
+    with pytest.raises(InvalidParameterError, match=r"DPID3Classifier.*dpid3.*dp_id3"):
+        resolve_learner("c45")
+    with pytest.raises(InvalidParameterError, match="LearnerSpec"):
+        resolve_learner(3)  # type: ignore[arg-type]
+
+
+def test_builders_pass_only_the_arguments_a_class_takes(car):
+    from privet.learners import ID3Classifier
+
+    model = get_learner("id3").make(epsilon=1.0, max_depth=2, schema=car.schema)
+    assert isinstance(model, ID3Classifier) and model.max_depth == 2
+    seeded = get_learner("dpid3").make(
+        epsilon=1.0, max_depth=2, schema=car.schema, random_state=7
+    )
+    assert seeded.random_state == 7 and seeded.epsilon == 1.0

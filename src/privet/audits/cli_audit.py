@@ -92,7 +92,7 @@ def _written(console: Console, files: Any) -> None:
 
 
 def cmd_audit_list(args: argparse.Namespace) -> int:
-    from privet.audits.learner_audit import LEARNERS
+    from privet.audits.learners import LEARNERS, learner_names
     from privet.audits.zoo import ZOO
 
     con = _console()
@@ -100,9 +100,15 @@ def cmd_audit_list(args: argparse.Namespace) -> int:
     for e in ZOO.values():
         zoo.add_row(e.name, _eps(e.claimed_epsilon), _eps(e.true_epsilon), e.bug)
     con.print(zoo)
-    learners = Table("learner", "path", "what it is", title="Learners (--learner)")
+    aliases = {n.configuration: f"{n.class_name} / {n.short_name}" for n in learner_names()}
+    learners = Table(title="Learners (--learner: a name, class name or short name)")
+    learners.add_column("learner", no_wrap=True)
+    learners.add_column("class name / short name", overflow="fold")
+    learners.add_column("path", no_wrap=True)
+    learners.add_column("what it is")
     for s in LEARNERS.values():
-        learners.add_row(s.name, s.path + (" (slow)" if s.slow else ""), s.title)
+        path = s.path + (" (slow)" if s.slow else "")
+        learners.add_row(s.name, aliases.get(s.name, ""), path, s.title)
     con.print(learners)
     return 0
 
@@ -221,10 +227,10 @@ def cmd_audit_dp(args: argparse.Namespace) -> int:
         _written(con, files)
         return 0
 
-    from privet.audits.learner_audit import audit_learner, get_learner
+    from privet.audits.learners import audit_learner, resolve_learner
     from privet.data import load_dataset
 
-    spec = get_learner(args.learner)
+    spec = resolve_learner(args.learner)
     ds = load_dataset(args.dataset)
     trials = args.trials if args.trials is not None else (30 if spec.slow else 200)
     if isinstance(trials, str):
@@ -269,12 +275,12 @@ def _zoo_result(entry: Any, tests: dict[str, Any]) -> Any:
 
 
 def cmd_audit_mia(args: argparse.Namespace) -> int:
-    from privet.audits.learner_audit import get_learner, learner_mia
+    from privet.audits.learners import learner_mia, resolve_learner
     from privet.audits.report import write_report
     from privet.data import load_dataset
 
     con = _console()
-    spec = get_learner(args.learner)
+    spec = resolve_learner(args.learner)
     ds = load_dataset(args.dataset)
     attacks = tuple(args.attacks.split(",")) if args.attacks else None
     with _stages(con) as progress:
