@@ -314,7 +314,5 @@ def test_builders_pass_only_the_arguments_a_class_takes(car):
 
     model = get_learner("id3").make(epsilon=1.0, max_depth=2, schema=car.schema)
     assert isinstance(model, ID3Classifier) and model.max_depth == 2
-    seeded = get_learner("dpid3").make(
-        epsilon=1.0, max_depth=2, schema=car.schema, random_state=7
-    )
+    seeded = get_learner("dpid3").make(epsilon=1.0, max_depth=2, schema=car.schema, random_state=7)
     assert seeded.random_state == 7 and seeded.epsilon == 1.0
