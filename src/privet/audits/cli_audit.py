@@ -16,7 +16,6 @@ Each command shows rich progress bars, prints a summary and writes
 from __future__ import annotations
 
 import argparse
-import math
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -33,6 +32,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
+from privet.audits.formatting import format_epsilon
 from privet.errors import InvalidParameterError
 
 __all__ = ["add_audit_parser", "cmd_audit_dp", "cmd_audit_list", "cmd_audit_mia"]
@@ -69,12 +69,6 @@ def _stages(console: Console) -> Iterator[Callable[[str, int, int], None]]:
         yield update
 
 
-def _eps(x: float | None) -> str:
-    if x is None:
-        return "—"
-    return "∞" if math.isinf(x) else f"{x:.3g}"
-
-
 def _verdict(v: str | None) -> str:
     if v is None:
         return "—"
@@ -98,7 +92,9 @@ def cmd_audit_list(args: argparse.Namespace) -> int:
     con = _console()
     zoo = Table("mechanism", "claimed ε", "true ε", "what is wrong", title="Bug zoo (--mechanism)")
     for e in ZOO.values():
-        zoo.add_row(e.name, _eps(e.claimed_epsilon), _eps(e.true_epsilon), e.bug)
+        zoo.add_row(
+            e.name, format_epsilon(e.claimed_epsilon), format_epsilon(e.true_epsilon), e.bug
+        )
     con.print(zoo)
     aliases = {n.configuration: f"{n.class_name} / {n.short_name}" for n in learner_names()}
     learners = Table(title="Learners (--learner: a name, class name or short name)")
@@ -132,8 +128,8 @@ def _zoo_table(results: list[Any]) -> Table:
         c = r.correct
         t.add_row(
             r.entry.name,
-            _eps(r.entry.claimed_epsilon),
-            _eps(r.entry.true_epsilon),
+            format_epsilon(r.entry.claimed_epsilon),
+            format_epsilon(r.entry.true_epsilon),
             f"{r.broken.epsilon_lower:.3f}",
             _verdict(r.broken.verdict),
             "—" if c is None else f"{c.epsilon_lower:.3f}",
@@ -157,8 +153,8 @@ def _learner_table(audits: list[Any]) -> Table:
     for a in audits:
         t.add_row(
             a.title,
-            _eps(a.claimed_epsilon),
-            _eps(a.proven_epsilon),
+            format_epsilon(a.claimed_epsilon),
+            format_epsilon(a.proven_epsilon),
             f"{a.measured_epsilon:.3g} ({a.confidence:.0%})",
             "—" if a.one_run is None else f"{a.one_run.epsilon_lower:.3g}",
             "—" if a.mia is None else f"{a.mia.epsilon_lower:.3g}",
@@ -305,15 +301,15 @@ def cmd_audit_mia(args: argparse.Namespace) -> int:
         "held-out ε lower @1%",
         title=(
             f"Membership inference on {spec.title} ({ds.name}, ε={args.epsilon:g}): "
-            f"claimed {_eps(res.claimed_epsilon)}, proven {_eps(res.proven_epsilon)}"
+            f"claimed {format_epsilon(res.claimed_epsilon)}, proven {format_epsilon(res.proven_epsilon)}"
         ),
     )
     for a in res.attacks:
         lo, hi = a.auc.interval
         try:
             tpr = f"{a.operating_point(0.01).tpr:.4f}"
-            imp = _eps(a.implied_at(0.01).estimate)
-            held = _eps(a.heldout_at(0.01).epsilon_lower)
+            imp = format_epsilon(a.implied_at(0.01).estimate)
+            held = format_epsilon(a.heldout_at(0.01).epsilon_lower)
         except InvalidParameterError:
             tpr = imp = held = "—"
         table.add_row(a.attack, f"{a.metrics.auc:.3f} [{lo:.3f}, {hi:.3f}]", tpr, imp, held)

@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from privet.audits.bounds import check_confidence
+from privet.audits.formatting import finite, format_epsilon
 from privet.audits.learners.pairs import LearnerPair, lone_leaf_pair, near_tie_pair, xy_schema
 from privet.audits.learners.registry import LearnerSpec, _unbounded_ledger, resolve_learner
 from privet.audits.learners.trials import (
@@ -117,10 +118,10 @@ class LearnerAudit:
         return all(b <= self.proven_epsilon + 1e-12 for b in bounds)
 
     def summary(self) -> str:
-        claim = "none" if self.claimed_epsilon is None else _eps(self.claimed_epsilon)
+        claim = "none" if self.claimed_epsilon is None else format_epsilon(self.claimed_epsilon, 4)
         runs = " + ".join(f"{t.result.n_trials:,} ({t.pair})" for t in self.tests)
         parts = [
-            f"{self.title}: claimed ε = {claim}, proven ε = {_eps(self.proven_epsilon)}, "
+            f"{self.title}: claimed ε = {claim}, proven ε = {format_epsilon(self.proven_epsilon, 4)}, "
             f"measured ε ≥ {self.measured_epsilon:.3g} at {self.confidence:.0%} "
             f"from {runs or 'no'} trainings per dataset → {self.verdict}"
         ]
@@ -156,8 +157,6 @@ class LearnerAudit:
         return row
 
     def to_dict(self) -> dict[str, Any]:
-        from privet.audits.mia.experiment import _finite
-
         d = {
             **self.row(),
             "claim_source": self.claim_source,
@@ -166,7 +165,7 @@ class LearnerAudit:
             "one_run": None if self.one_run is None else self.one_run.to_dict(),
             "mia": None if self.mia is None else self.mia.to_dict(),
         }
-        return _finite(d)
+        return finite(d)
 
     def __str__(self) -> str:
         return self.summary()
@@ -178,9 +177,13 @@ class LearnerAudit:
         table = Table.grid(padding=(0, 2))
         table.add_column(style="dim")
         table.add_column()
-        claim = "none (not private)" if self.claimed_epsilon is None else _eps(self.claimed_epsilon)
+        claim = (
+            "none (not private)"
+            if self.claimed_epsilon is None
+            else format_epsilon(self.claimed_epsilon, 4)
+        )
         table.add_row("claimed ε", f"{claim}  {self.claim_source}")
-        table.add_row("proven ε", f"{_eps(self.proven_epsilon)} (the ledger)")
+        table.add_row("proven ε", f"{format_epsilon(self.proven_epsilon, 4)} (the ledger)")
         for t in self.tests:
             r = t.result
             table.add_row(
@@ -201,12 +204,6 @@ class LearnerAudit:
         if not self.consistent:
             title += " [bold red]measured > proven: privet bug[/]"
         return Panel(table, title=title, expand=False)
-
-
-def _eps(x: float | None) -> str:
-    if x is None:
-        return "—"
-    return "∞" if math.isinf(x) else f"{x:.4g}"
 
 
 class Guarantees(NamedTuple):
