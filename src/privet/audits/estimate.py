@@ -10,14 +10,18 @@ samples given; :func:`~privet.audits.dptest.dp_test` draws them.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import NDArray
 
-from privet.audits.bounds import check_confidence, check_delta, epsilon_lower_from_counts
+from privet.audits.bounds import (
+    check_confidence,
+    check_delta,
+    check_real,
+    epsilon_lower_from_counts,
+)
 from privet.audits.events import (
     DATASET_NAMES,
     Candidate,
@@ -43,11 +47,8 @@ _FAMILIES = ("threshold", "classifier", "set")
 
 
 def check_fraction(value: float, name: str) -> float:
-    if not isinstance(value, (int, float)) or not 0.0 < float(value) < 1.0:
-        raise InvalidParameterError(
-            f"The '{name}' parameter must be a float in (0, 1); got {value!r}."
-        )
-    return float(value)
+    """Validate a fraction in (0, 1)."""
+    return check_real(value, name, lower=0.0, upper=1.0)
 
 
 def check_positive_int(value: Any, name: str, minimum: int = 1) -> int:
@@ -59,15 +60,8 @@ def check_positive_int(value: Any, name: str, minimum: int = 1) -> int:
 
 
 def check_epsilon(value: Any, name: str) -> float:
-    try:
-        eps = float(value)
-    except (TypeError, ValueError):
-        eps = math.nan
-    if not eps >= 0.0:  # also rejects NaN
-        raise InvalidParameterError(
-            f"The '{name}' parameter must be a non-negative float; got {value!r}."
-        )
-    return eps
+    """Validate a non-negative epsilon (``inf`` allowed: no claim)."""
+    return check_real(value, name, lower=0.0, closed="both")
 
 
 def _families(spec: EventsSpec) -> tuple[str, ...] | None:

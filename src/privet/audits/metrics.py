@@ -183,6 +183,39 @@ class OperatingPoint:
     epsilon_lower: float
     confidence: float
 
+    @classmethod
+    def from_counts(
+        cls,
+        target_fpr: float,
+        threshold: float,
+        tp: int,
+        n_members: int,
+        fp: int,
+        n_nonmembers: int,
+        *,
+        confidence: float,
+        delta: float = 0.0,
+    ) -> OperatingPoint:
+        """The rates, their Clopper–Pearson intervals and the implied epsilon of the counts."""
+        tpr_ci = clopper_pearson(tp, n_members, confidence=confidence)
+        fpr_ci = clopper_pearson(fp, n_nonmembers, confidence=confidence)
+        return cls(
+            target_fpr=float(target_fpr),
+            threshold=float(threshold),
+            tp=tp,
+            n_members=n_members,
+            fp=fp,
+            n_nonmembers=n_nonmembers,
+            tpr=tp / n_members,
+            fpr=fp / n_nonmembers,
+            tpr_interval=(float(tpr_ci.lower), float(tpr_ci.upper)),
+            fpr_interval=(float(fpr_ci.lower), float(fpr_ci.upper)),
+            epsilon_lower=implied_epsilon(
+                tp, n_members, fp, n_nonmembers, delta=delta, confidence=confidence
+            ),
+            confidence=confidence,
+        )
+
 
 def tpr_at_fpr(
     membership: ArrayLike,
@@ -222,21 +255,8 @@ def tpr_at_fpr(
     i = int(ok[np.argmax(tpr[ok])])
     tp = round(float(tpr[i]) * n_pos)
     fp = round(float(fpr[i]) * n_neg)
-    tpr_ci = clopper_pearson(tp, n_pos, confidence=confidence)
-    fpr_ci = clopper_pearson(fp, n_neg, confidence=confidence)
-    return OperatingPoint(
-        target_fpr=float(target_fpr),
-        threshold=float(thr[i]),
-        tp=tp,
-        n_members=n_pos,
-        fp=fp,
-        n_nonmembers=n_neg,
-        tpr=tp / n_pos,
-        fpr=fp / n_neg,
-        tpr_interval=(float(tpr_ci.lower), float(tpr_ci.upper)),
-        fpr_interval=(float(fpr_ci.lower), float(fpr_ci.upper)),
-        epsilon_lower=implied_epsilon(tp, n_pos, fp, n_neg, delta=delta, confidence=confidence),
-        confidence=confidence,
+    return OperatingPoint.from_counts(
+        target_fpr, float(thr[i]), tp, n_pos, fp, n_neg, confidence=confidence, delta=delta
     )
 
 

@@ -67,11 +67,10 @@ from typing import Any, Literal
 
 import numpy as np
 
+from privet.audits import zoo_mechanisms as _mechanisms
 from privet.audits.dptest import DPTestResult, EventsSpec, dp_test
+from privet.audits.zoo_mechanisms import *  # noqa: F403  (re-exported, see __all__)
 from privet.audits.zoo_mechanisms import (
-    BOTTOM,
-    HALTED,
-    TOP,
     Histogram,
     LaplaceCount,
     NaiveFloatLaplace,
@@ -83,30 +82,15 @@ from privet.audits.zoo_mechanisms import (
     SVTReleasedValue,
     TwoCellShift,
     inner_epsilon_for,
-    numpy_laplace_support,
 )
 from privet.errors import InvalidParameterError
 
-__all__ = [
-    "BOTTOM",
-    "HALTED",
-    "TOP",
+__all__ = [  # the mechanisms were defined here: they stay importable from privet.audits.zoo
+    *_mechanisms.__all__,
     "ZOO",
-    "Histogram",
-    "LaplaceCount",
-    "NaiveFloatLaplace",
-    "SVTAnswers",
-    "SVTReleasedValue",
-    "Selection",
-    "SparseVector",
-    "SubsampledCount",
-    "SupportClass",
-    "TwoCellShift",
     "ZooEntry",
     "ZooResult",
     "get_entry",
-    "inner_epsilon_for",
-    "numpy_laplace_support",
     "run_zoo",
     "zoo_names",
 ]

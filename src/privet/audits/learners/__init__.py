@@ -39,7 +39,13 @@ from privet.audits.learners.registry import (
     learner_names,
     resolve_learner,
 )
-from privet.audits.learners.trials import LearnerDPTest, learner_dp_test, learner_one_run
+from privet.audits.learners.trials import (
+    LearnerDPTest,
+    Output,
+    Progress,
+    learner_dp_test,
+    learner_one_run,
+)
 
 __all__ = [
     "CLASS_CONFIGURATIONS",
@@ -52,6 +58,8 @@ __all__ = [
     "LearnerName",
     "LearnerPair",
     "LearnerSpec",
+    "Output",
+    "Progress",
     "ProtocolObliviousID3",
     "audit_learner",
     "audit_learner_leaf",

@@ -34,6 +34,7 @@ import pandas as pd
 from joblib import Parallel, delayed
 from numpy.typing import ArrayLike, NDArray
 
+from privet.audits.bounds import check_real
 from privet.errors import InvalidParameterError
 
 __all__ = [
@@ -64,17 +65,7 @@ emptied) leaves map to the two ends of the range instead of to ``±inf``.
 
 def check_clip(clip: float) -> float:
     """Validate the clipping constant: a float in the open interval (0, 0.5)."""
-    try:
-        value = float(clip)
-    except (TypeError, ValueError):
-        raise InvalidParameterError(
-            f"The 'clip' parameter must be a float in (0, 0.5), e.g. 1e-4; got {clip!r}."
-        ) from None
-    if not 0.0 < value < 0.5:
-        raise InvalidParameterError(
-            f"The 'clip' parameter must be a float in (0, 0.5), e.g. 1e-4; got {clip!r}."
-        )
-    return value
+    return check_real(clip, "clip", lower=0.0, upper=0.5, example=", e.g. 1e-4")
 
 
 def true_class_probability(proba: ArrayLike, labels: ArrayLike) -> NDArray[np.float64]:
@@ -152,17 +143,8 @@ def inclusion_matrix(
 
 def check_fraction(name: str, value: float, *, allow_zero: bool = False) -> float:
     """Validate a fraction in (0, 1) (or [0, 1) with ``allow_zero``)."""
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        v = math.nan
-    low_ok = v >= 0.0 if allow_zero else v > 0.0
-    if not (low_ok and v < 1.0):
-        interval = "[0, 1)" if allow_zero else "(0, 1)"
-        raise InvalidParameterError(
-            f"The '{name}' parameter must be a float in {interval}, e.g. 0.5; got {value!r}."
-        )
-    return v
+    closed = "left" if allow_zero else "neither"
+    return check_real(value, name, lower=0.0, upper=1.0, closed=closed, example=", e.g. 0.5")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
