@@ -91,8 +91,14 @@ def check_delta(delta: float, name: str = "delta") -> float:
 
 
 def _as_counts(k: ArrayLike, n: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    k_arr = np.asarray(k, dtype=np.float64)
-    n_arr = np.asarray(n, dtype=np.float64)
+    try:
+        k_arr = np.asarray(k, dtype=np.float64)
+        n_arr = np.asarray(n, dtype=np.float64)
+        np.broadcast_shapes(k_arr.shape, n_arr.shape)
+    except (TypeError, ValueError):
+        raise InvalidParameterError(
+            f"Counts k and n must be numbers (or arrays of one shape); got k={k!r}, n={n!r}."
+        ) from None
     if np.any(~np.isfinite(k_arr)) or np.any(~np.isfinite(n_arr)):
         raise InvalidParameterError("Counts k and n must be finite numbers; got NaN or infinity.")
     if np.any(n_arr < 1):
@@ -240,6 +246,9 @@ def epsilon_lower_from_counts(
     """
     confidence = check_confidence(confidence)
     delta = check_delta(delta)
+    for name, v in (("k_hi", k_hi), ("n_hi", n_hi), ("k_lo", k_lo), ("n_lo", n_lo)):
+        if isinstance(v, bool) or np.ndim(v) != 0:
+            raise InvalidParameterError(f"'{name}' must be one count (a number); got {v!r}.")
     lo, up = _bounds_pair(k_hi, n_hi, k_lo, n_lo, confidence)
     value = float(_log_ratio(lo, up, delta))
     return max(0.0, value), float(lo), float(up)

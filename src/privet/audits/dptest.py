@@ -19,8 +19,9 @@ below it, the claim is refuted (verdict ``FAIL``). The event families are in
 :mod:`privet.audits.bounds`.
 
 Parallelism goes through joblib: ``n_jobs`` processes with its default (loky)
-backend, or any backend registered with joblib (Dask, Ray) selected by the
-caller with ``joblib.parallel_config(backend=...)``.
+backend, ``backend=`` for one call, or any backend registered with joblib
+(Dask, Ray) selected by the caller with ``joblib.parallel_config(backend=...)``;
+seeded runs give the same numbers on every backend (:mod:`privet.audits.sampling`).
 
 References
 ----------
@@ -57,12 +58,16 @@ from privet.audits.events import ClassifierSpec
 from privet.audits.neighbours import canary_pair
 from privet.audits.result import DPTestResult
 from privet.audits.sampling import (
+    accepts,
     accepts_size,
     auto_batch_size,
     batches,
+    check_seed,
     count_event,
     draw,
+    parallel,
     run_tasks,
+    task_seeds,
 )
 from privet.errors import InvalidParameterError
 
@@ -89,6 +94,7 @@ def dp_test(
     confidence: float,
     statistic: Callable[[Any], Any] | None = None,
     n_jobs: int | None = None,
+    backend: Any = None,
     batch_size: int | None = None,
     selection_fraction: float = 0.5,
     target_epsilon: float | None = None,
@@ -134,9 +140,13 @@ def dp_test(
     n_jobs : int, optional
         joblib workers; None uses the active ``joblib.parallel_config`` (1 by
         default), -1 all cores.
+    backend : str or joblib backend, optional
+        joblib backend (``"loky"``, ``"threading"``, ``"dask"``...); None uses
+        the active ``joblib.parallel_config`` (loky by default).
     batch_size : int, optional
-        Runs per task; default spreads each phase over about four tasks per
-        worker (at most 250,000 runs for vectorised mechanisms, 64 otherwise).
+        Runs per task; default cuts each phase into about 32 tasks per input
+        (at most 250,000 runs for vectorised mechanisms, 64 otherwise), whatever
+        the number of workers, so that seeded runs are reproducible.
     selection_fraction : float, default=0.5
         Share of ``trials`` used for selection.
     target_epsilon : float, optional
@@ -154,8 +164,11 @@ def dp_test(
         Force (or forbid) calls with ``size=``; default: whether the signature
         has a ``size`` parameter.
     random_state : int, optional
-        Seed of the non-private randomness (the classifier); the mechanism's
-        noise is its own.
+        Seed of the classifier and, when ``mechanism`` takes a ``random_state``
+        argument, of the mechanism: each batch is then called with its own seed
+        (:func:`~privet.audits.sampling.task_seeds`), so a seeded test gives the
+        same numbers with any ``n_jobs`` and backend. A mechanism without that
+        argument draws its own noise.
     verbose : int, default=0
         joblib verbosity.
 
@@ -188,6 +201,8 @@ def dp_test(
         target_epsilon = check_epsilon(target_epsilon, "target_epsilon")
     if batch_size is not None:
         batch_size = check_positive_int(batch_size, "batch_size")
+    pool = parallel(n_jobs, backend, verbose)
+    random_state = check_seed(random_state)
     if not callable(mechanism):
         raise InvalidParameterError(
             f"'mechanism' must be callable as mechanism(data) or mechanism(data, size=n); "
@@ -198,11 +213,13 @@ def dp_test(
     n_est_max = trials - n_sel
     datasets = (d0, d1)
     common = (mechanism, statistic, vec)
+    seeded = random_state if accepts(mechanism, "random_state") else None
 
     # Phase 1: selection trials, statistics kept.
-    bs = batch_size or auto_batch_size(2 * n_sel, n_jobs, vec)
+    bs = batch_size or auto_batch_size(n_sel, vec)
     tasks = [(side, size) for size in batches(n_sel, bs) for side in (0, 1)]
-    parts = run_tasks(draw, tasks, common, datasets, n_jobs, verbose)
+    seeds = task_seeds(seeded, len(tasks), stream=1)
+    parts = run_tasks(draw, tasks, common, datasets, seeds, pool)
     sel = [
         np.concatenate([p for (side, _), p in zip(tasks, parts, strict=True) if side == s])
         for s in (0, 1)
@@ -242,9 +259,10 @@ def dp_test(
             max_trials=n_est_max,
         )
         n_est = n_est_max if planned is None else max(1, min(planned, n_est_max))
-    bs = batch_size or auto_batch_size(2 * n_est, n_jobs, vec)
+    bs = batch_size or auto_batch_size(n_est, vec)
     tasks = [(side, size) for size in batches(n_est, bs) for side in (0, 1)]
-    counts = run_tasks(count_event, tasks, (*common, candidate.event), datasets, n_jobs, verbose)
+    seeds = task_seeds(seeded, len(tasks), stream=2)
+    counts = run_tasks(count_event, tasks, (*common, candidate.event), datasets, seeds, pool)
     k = [sum(c for (side, _), c in zip(tasks, counts, strict=True) if side == s) for s in (0, 1)]
     return make_result(
         candidate,
@@ -332,8 +350,18 @@ def search_neighbouring_pairs(
     -------
     PairSearchResult
     """
+    if isinstance(pairs, str) or not isinstance(pairs, Sequence):
+        raise InvalidParameterError(
+            f"'pairs' must be a sequence of (D, D') pairs; got {type(pairs).__name__}."
+        )
     if len(pairs) == 0:
         raise InvalidParameterError("'pairs' is empty; give at least one (D, D') pair.")
+    bad = [i for i, p in enumerate(pairs) if not (isinstance(p, tuple) and len(p) == 2)]
+    if bad:
+        raise InvalidParameterError(
+            f"Every pair must be a tuple (D, D'); items {bad[:5]} are not (canary_pair(D, "
+            "record) builds one)."
+        )
     pilots = tuple(
         dp_test(
             mechanism,

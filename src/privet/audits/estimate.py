@@ -34,6 +34,7 @@ from privet.audits.events import (
     select_threshold_event,
 )
 from privet.audits.result import DPTestResult
+from privet.audits.sampling import check_seed
 from privet.errors import InvalidParameterError
 
 __all__ = ["EventsSpec", "Family", "estimate_epsilon_lower_bound"]
@@ -57,6 +58,23 @@ def check_positive_int(value: Any, name: str, minimum: int = 1) -> int:
             f"The '{name}' parameter must be an int >= {minimum}; got {value!r}."
         )
     return int(value)
+
+
+def check_split(n: int, selection_fraction: float) -> tuple[int, int]:
+    """``(selection, estimation)`` trials of ``n`` at ``selection_fraction``: both at least 1.
+
+    The same rounding as :func:`estimate_epsilon_lower_bound`, so that a caller
+    can refuse a split before it spends any run.
+    """
+    fraction = check_fraction(selection_fraction, "selection_fraction")
+    n_sel = round(n * fraction)
+    if min(n_sel, n - n_sel) < 1:
+        raise InvalidParameterError(
+            f"Need at least one selection and one estimation trial per input; got {n} trials "
+            f"with selection_fraction={selection_fraction}. Run more trials or choose a "
+            "selection_fraction nearer 0.5."
+        )
+    return n_sel, n - n_sel
 
 
 def check_epsilon(value: Any, name: str) -> float:
@@ -302,7 +320,7 @@ def estimate_epsilon_lower_bound(
             f"{len(s0)} and {len(s1)} samples with selection_fraction={selection_fraction}. "
             "Run more trials."
         )
-    rng = np.random.default_rng(random_state)
+    rng = np.random.default_rng(check_seed(random_state))
     if shuffle:
         s0 = s0[rng.permutation(len(s0))]
         s1 = s1[rng.permutation(len(s1))]

@@ -35,6 +35,7 @@ from sklearn import metrics as skm
 from privet.audits.bounds import (
     check_confidence,
     check_delta,
+    check_real,
     clopper_pearson,
     epsilon_lower_from_counts,
 )
@@ -73,6 +74,19 @@ def _check(membership: ArrayLike, scores: ArrayLike) -> tuple[NDArray[np.bool_],
     if not np.all(np.isfinite(s)):
         raise InvalidParameterError("'scores' contains NaN or infinite values; clip them first.")
     return y, s
+
+
+def check_fpr_targets(fpr_targets: Any) -> tuple[float, ...]:
+    """A non-empty sequence of false positive rates in (0, 1), as a tuple of floats."""
+    if isinstance(fpr_targets, str) or not isinstance(fpr_targets, Sequence | np.ndarray):
+        raise InvalidParameterError(
+            f"'fpr_targets' must be a sequence of rates in (0, 1), e.g. (0.001, 0.01); got "
+            f"{fpr_targets!r}."
+        )
+    out = tuple(check_real(f, "fpr_targets", lower=0.0, upper=1.0) for f in fpr_targets)
+    if not out:
+        raise InvalidParameterError("'fpr_targets' is empty; give rates such as (0.001, 0.01).")
+    return out
 
 
 def roc_curve(
@@ -245,8 +259,7 @@ def tpr_at_fpr(
     -------
     OperatingPoint
     """
-    if not 0.0 <= float(target_fpr) <= 1.0:
-        raise InvalidParameterError(f"'target_fpr' must be in [0, 1]; got {target_fpr!r}.")
+    target_fpr = check_real(target_fpr, "target_fpr", lower=0.0, upper=1.0, closed="both")
     confidence = check_confidence(confidence)
     y, s = _check(membership, scores)
     fpr, tpr, thr = skm.roc_curve(y, s, drop_intermediate=False)
@@ -353,7 +366,8 @@ def mia_metrics(
         balanced_accuracy=0.5 * (1.0 + adv),
         advantage=adv,
         operating_points=tuple(
-            tpr_at_fpr(y, s, f, confidence=confidence, delta=delta) for f in fpr_targets
+            tpr_at_fpr(y, s, f, confidence=confidence, delta=delta)
+            for f in check_fpr_targets(fpr_targets)
         ),
         n_members=int(y.sum()),
         n_nonmembers=int((~y).sum()),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Literal
 
 import numpy as np
@@ -11,54 +12,86 @@ from privet.errors import InvalidParameterError
 __all__ = ["canary_pair"]
 
 
-def _append(dataset: Any, record: Any, index: int | None) -> Any:
+def _as_record(dataset: Any, record: Any) -> Any:
+    """The canary in the dataset's own form: a one-row frame or an array row."""
     import pandas as pd
 
     if isinstance(dataset, pd.DataFrame):
-        row = record if isinstance(record, pd.DataFrame) else pd.DataFrame([record])
-        row = row.reindex(columns=dataset.columns)
-        if index is None:
-            return pd.concat([dataset, row], ignore_index=True)
-        return pd.concat([dataset.iloc[:index], row, dataset.iloc[index:]], ignore_index=True)
+        if isinstance(record, pd.DataFrame) and len(record) == 1:
+            row = record
+        elif isinstance(record, Mapping | pd.Series):
+            row = pd.DataFrame([dict(record)])
+        else:
+            raise InvalidParameterError(
+                "A canary for a DataFrame must be a mapping {column: value}, a Series or a "
+                f"one-row DataFrame; got {type(record).__name__}."
+            )
+        if set(row.columns) != set(dataset.columns):
+            missing = sorted(map(str, set(dataset.columns) - set(row.columns)))
+            extra = sorted(map(str, set(row.columns) - set(dataset.columns)))
+            raise InvalidParameterError(
+                f"The canary's columns differ from the dataset's: missing {missing}, extra "
+                f"{extra}; give one value per column."
+            )
+        return row[list(dataset.columns)]
     if isinstance(dataset, np.ndarray):
-        rec = np.asarray(record, dtype=dataset.dtype)
+        try:
+            rec = np.asarray(record, dtype=dataset.dtype)
+        except (TypeError, ValueError) as exc:
+            raise InvalidParameterError(
+                f"The canary {record!r} is not a row of dtype {dataset.dtype}: {exc}."
+            ) from None
         if rec.shape != dataset.shape[1:]:
             raise InvalidParameterError(
                 f"The canary has shape {rec.shape} but rows of the dataset have shape "
                 f"{dataset.shape[1:]}; give one record."
             )
-        where = len(dataset) if index is None else index
-        return np.insert(dataset, where, rec, axis=0)
+        return rec
     if isinstance(dataset, list):
-        out = list(dataset)
-        out.insert(len(out) if index is None else index, record)
-        return out
+        return record
     raise InvalidParameterError(
-        f"Cannot insert a canary into a {type(dataset).__name__}; use a numpy array, a "
+        f"Cannot put a canary into a {type(dataset).__name__}; use a numpy array, a "
         "pandas DataFrame, a list of records, or a tuple of those (e.g. (X, y))."
     )
+
+
+def _append(dataset: Any, record: Any, index: int | None) -> Any:
+    import pandas as pd
+
+    rec = _as_record(dataset, record)
+    where = len(dataset) if index is None else index
+    if isinstance(dataset, pd.DataFrame):
+        return pd.concat([dataset.iloc[:where], rec, dataset.iloc[where:]], ignore_index=True)
+    if isinstance(dataset, np.ndarray):
+        return np.insert(dataset, where, rec, axis=0)
+    out = list(dataset)
+    out.insert(where, rec)
+    return out
 
 
 def _replace(dataset: Any, record: Any, index: int) -> Any:
     import pandas as pd
 
+    rec = _as_record(dataset, record)
     if isinstance(dataset, pd.DataFrame):
         out = dataset.copy()
-        row = record.iloc[0] if isinstance(record, pd.DataFrame) else pd.Series(record)
-        out.iloc[index] = row.reindex(dataset.columns).to_numpy()
+        out.iloc[index] = rec.iloc[0].to_numpy()
         return out
-    if isinstance(dataset, np.ndarray):
-        out = dataset.copy()
-        out[index] = np.asarray(record, dtype=dataset.dtype)
-        return out
-    if isinstance(dataset, list):
-        out_list = list(dataset)
-        out_list[index] = record
-        return out_list
-    raise InvalidParameterError(
-        f"Cannot replace a record of a {type(dataset).__name__}; use a numpy array, a "
-        "pandas DataFrame, a list of records, or a tuple of those (e.g. (X, y))."
-    )
+    out = dataset.copy() if isinstance(dataset, np.ndarray) else list(dataset)
+    out[index] = rec
+    return out
+
+
+def _check_index(dataset: Any, index: Any, relation: str) -> int | None:
+    if index is None:
+        return None
+    n = len(dataset[0]) if isinstance(dataset, tuple) and dataset else len(dataset)
+    top = n if relation == "add_remove" else n - 1
+    if isinstance(index, bool) or not isinstance(index, int | np.integer) or not 0 <= index <= top:
+        raise InvalidParameterError(
+            f"index must be an int in [0, {top}] for {relation} on {n} records; got {index!r}."
+        )
+    return int(index)
 
 
 def canary_pair(
@@ -98,6 +131,12 @@ def canary_pair(
         raise InvalidParameterError(
             "relation='replace_one' needs the index of the record to replace; pass index=i."
         )
+    if not isinstance(dataset, tuple | list | np.ndarray) and not hasattr(dataset, "iloc"):
+        raise InvalidParameterError(
+            f"Cannot put a canary into a {type(dataset).__name__}; use a numpy array, a "
+            "pandas DataFrame, a list of records, or a tuple of those (e.g. (X, y))."
+        )
+    index = _check_index(dataset, index, relation)
     if isinstance(dataset, tuple):
         if not isinstance(canary, tuple) or len(canary) != len(dataset):
             raise InvalidParameterError(

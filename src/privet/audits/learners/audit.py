@@ -19,7 +19,8 @@ from typing import Any, NamedTuple
 import numpy as np
 import pandas as pd
 
-from privet.audits.bounds import check_confidence
+from privet.audits.bounds import check_confidence, check_real
+from privet.audits.estimate import check_positive_int
 from privet.audits.formatting import finite, format_epsilon
 from privet.audits.learners.pairs import LearnerPair, lone_leaf_pair, near_tie_pair, xy_schema
 from privet.audits.learners.registry import LearnerSpec, _unbounded_ledger, resolve_learner
@@ -31,6 +32,7 @@ from privet.audits.learners.trials import (
     learner_one_run,
 )
 from privet.audits.one_run import OneRunAuditResult
+from privet.audits.sampling import check_seed, parallel
 from privet.errors import InvalidParameterError
 
 __all__ = [
@@ -101,7 +103,13 @@ class LearnerAudit:
 
     @property
     def verdict(self) -> str:
-        """Against the claim: FAIL if the measured bound exceeds it (NO CLAIM without one)."""
+        """Against the claim: FAIL if the measured bound exceeds it.
+
+        NO CLAIM without a claim; NOT TESTED when no many-trainings test ran (a
+        bound of 0 from no training must never read as a PASS).
+        """
+        if not self.tests:
+            return "NOT TESTED"
         if self.claimed_epsilon is None or math.isinf(self.claimed_epsilon):
             return "NO CLAIM"
         return "FAIL" if self.measured_epsilon > self.claimed_epsilon else "PASS"
@@ -244,6 +252,28 @@ def claimed_and_proven(
     return Guarantees(claimed, source, proven[0], proven[1], getattr(model, "ledger_", None))
 
 
+def _check_pairs(pairs: Any) -> tuple[str | LearnerPair, ...]:
+    if isinstance(pairs, str | LearnerPair):
+        pairs = (pairs,)
+    try:
+        out = tuple(pairs)
+    except TypeError:
+        raise InvalidParameterError(
+            "'pairs' must be a sequence of 'near_tie', 'lone_leaf' or LearnerPair; got "
+            f"{type(pairs).__name__}."
+        ) from None
+    if not out:
+        raise InvalidParameterError(
+            "'pairs' is empty: an audit that trains on no neighbouring pair tests nothing and "
+            "cannot pass; give at least one of 'near_tie', 'lone_leaf' or a LearnerPair."
+        )
+    return out
+
+
+def _check_rows(rows: Any) -> int | None:
+    return None if rows is None else check_positive_int(rows, "rows", minimum=8)
+
+
 def audit_learner(
     learner: str | LearnerSpec,
     data: Any,
@@ -260,6 +290,7 @@ def audit_learner(
     mia_shadows: int = 8,
     mia_rows: int | None = 600,
     n_jobs: int | None = None,
+    backend: Any = None,
     random_state: int | None = 0,
     progress: Callable[[str, int, int], None] | None = None,
 ) -> LearnerAudit:
@@ -280,6 +311,8 @@ def audit_learner(
         ``1 - (1 - confidence) / len(pairs)`` so that their maximum holds at
         ``confidence``.
     pairs : sequence of "near_tie", "lone_leaf" or LearnerPair
+        At least one: an audit that tests no pair is refused (it would
+        report a bound from no training at all).
     max_depth : int, default=3
         Depth of the lone-leaf test (the near-tie pair uses depth 1).
     output : {"labels", "proba"}
@@ -290,7 +323,11 @@ def audit_learner(
     mia : bool, default=False
         Also run :func:`~privet.audits.mia.membership_inference` (loss, LiRA,
         RMIA...) on up to ``mia_rows`` records with ``mia_shadows`` shadows.
-    n_jobs, random_state
+    n_jobs, backend, random_state
+        joblib workers and backend (None: the active
+        ``joblib.parallel_config``) of every many-trainings step, and the
+        seed of the auditor's choices and of the learners' ``random_state``
+        (see :func:`learner_dp_test`).
     progress : callable, optional
         ``progress(stage, done, total)`` during the trainings of each stage.
 
@@ -303,7 +340,20 @@ def audit_learner(
     confidence = check_confidence(confidence)
     X, y, schema = xy_schema(data, None)
     name = getattr(data, "name", "data")
-    per_test = 1.0 - (1.0 - confidence) / max(1, len(pairs))
+    pairs = _check_pairs(pairs)
+    epsilon = check_real(epsilon, "epsilon", lower=0.0)
+    trials = check_positive_int(trials, "trials", minimum=4)
+    max_depth = check_positive_int(max_depth, "max_depth", minimum=0)
+    if output not in ("labels", "proba"):
+        raise InvalidParameterError(f"output must be 'labels' or 'proba'; got {output!r}.")
+    if one_run_m is not None:
+        one_run_m = check_positive_int(one_run_m, "one_run_m", minimum=2)
+    if mia:
+        mia_shadows = check_positive_int(mia_shadows, "mia_shadows", minimum=2)
+        mia_rows = _check_rows(mia_rows)
+    check_seed(random_state)
+    parallel(n_jobs, backend)  # refuses a bad n_jobs or backend before any training
+    per_test = 1.0 - (1.0 - confidence) / len(pairs)
     built: list[LearnerPair] = []
     for p in pairs:
         if isinstance(p, LearnerPair):
@@ -317,7 +367,7 @@ def audit_learner(
                 f"Unknown pair {p!r}; use 'near_tie', 'lone_leaf' or a LearnerPair."
             )
     claimed, source, proven, proven_delta, ledger = claimed_and_proven(
-        spec, X, y, epsilon=float(epsilon), max_depth=int(max_depth), schema=schema
+        spec, X, y, epsilon=epsilon, max_depth=max_depth, schema=schema
     )
     tests = []
     for pair in built:
@@ -333,6 +383,7 @@ def audit_learner(
                 claimed_epsilon=claimed if claimed is not None else math.inf,
                 output=output,
                 n_jobs=n_jobs,
+                backend=backend,
                 random_state=random_state,
                 progress=cb,
             )
@@ -363,6 +414,7 @@ def audit_learner(
             n_shadows=mia_shadows,
             rows=mia_rows,
             n_jobs=n_jobs,
+            backend=backend,
             random_state=random_state,
             progress=progress,
         )
@@ -370,8 +422,8 @@ def audit_learner(
         learner=spec.name,
         title=spec.title,
         dataset=name,
-        epsilon=float(epsilon),
-        max_depth=int(max_depth),
+        epsilon=epsilon,
+        max_depth=max_depth,
         claimed_epsilon=claimed,
         claim_source=source,
         proven_epsilon=proven,
@@ -396,6 +448,7 @@ def learner_mia(
     rows: int | None = 600,
     attacks: Sequence[str] | None = None,
     n_jobs: int | None = None,
+    backend: Any = None,
     random_state: int | None = 0,
     progress: Callable[[str, int, int], None] | None = None,
 ) -> Any:
@@ -408,13 +461,17 @@ def learner_mia(
 
     spec = resolve_learner(learner)
     X, y, schema = xy_schema(data, None)
+    rows = _check_rows(rows)
+    epsilon = check_real(epsilon, "epsilon", lower=0.0)
+    max_depth = check_positive_int(max_depth, "max_depth", minimum=0)
+    check_seed(random_state)
     frame = pd.concat([X, y], axis=1)
     if rows is not None and len(frame) > rows:
         pick = np.random.default_rng(random_state).choice(len(frame), rows, replace=False)
         frame = frame.iloc[np.sort(pick)].reset_index(drop=True)
     if progress is not None:
         progress(f"{spec.name}: membership inference", 0, 1)
-    make = _ModelMaker(spec, float(epsilon), int(max_depth), schema)
+    make = _ModelMaker(spec, epsilon, max_depth, schema)
     res = membership_inference(
         frame,
         make,
@@ -423,6 +480,7 @@ def learner_mia(
         n_shadows=n_shadows,
         attacks=tuple(attacks) if attacks is not None else DEFAULT_ATTACKS,
         n_jobs=n_jobs,
+        backend=backend,
         random_state=random_state,
     )
     if progress is not None:

@@ -23,14 +23,16 @@ from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
-from joblib import Parallel, delayed, effective_n_jobs
+from joblib import delayed
 from numpy.typing import NDArray
 
-from privet.audits.bounds import check_confidence
+from privet.audits.bounds import check_confidence, check_real
 from privet.audits.dptest import DPTestResult, estimate_epsilon_lower_bound
+from privet.audits.estimate import check_epsilon, check_positive_int, check_split
 from privet.audits.learners.pairs import LearnerPair, frame_from_codes, xy_schema
 from privet.audits.learners.registry import LearnerSpec, resolve_learner
 from privet.audits.one_run import OneRunAuditResult, one_run_audit
+from privet.audits.sampling import batches, check_seed, parallel, task_seeds
 from privet.errors import InvalidParameterError
 
 __all__ = ["LearnerDPTest", "Output", "Progress", "learner_dp_test", "learner_one_run"]
@@ -50,11 +52,17 @@ def _fit_predict(
     probes: pd.DataFrame,
     output: Output,
     size: int,
+    seed: int | None,
 ) -> NDArray[Any]:
-    """``size`` independent trainings on ``(X, y)``; their predictions on ``probes``."""
+    """``size`` independent trainings on ``(X, y)``; their predictions on ``probes``.
+
+    With a ``seed``, training ``i`` gets the ``i``-th seed of :func:`task_seeds`
+    as its ``random_state`` (the learner's own randomness; OpenDP's noise
+    cannot be seeded).
+    """
     rows = []
-    for _ in range(size):
-        model = spec.make(**params).fit(X, y)
+    for s in task_seeds(seed, size):
+        model = spec.make(**params, random_state=s).fit(X, y)
         if output == "labels":
             rows.append(np.asarray(model.predict(probes), dtype=object))
         else:
@@ -74,23 +82,26 @@ def _sample_trainings(
     trials: int,
     *,
     n_jobs: int | None,
+    backend: Any,
     batch_size: int | None,
+    random_state: Any,
     progress: Progress | None,
 ) -> tuple[NDArray[Any], NDArray[Any]]:
-    workers = max(1, effective_n_jobs(n_jobs))
-    bs = batch_size or max(1, min(50, math.ceil(trials / (4 * workers))))
-    sizes = [bs] * (trials // bs) + ([trials % bs] if trials % bs else [])
-    tasks = [(side, s) for s in sizes for side in (0, 1)]
+    # Batches depend on the number of trainings only, never on the workers: seeded
+    # audits give the same numbers on any backend.
+    bs = batch_size or max(1, min(50, math.ceil(trials / 16)))
+    tasks = [(side, s) for s in batches(trials, bs) for side in (0, 1)]
+    seeds = task_seeds(random_state, len(tasks), stream=3)
     data = ((pair.X0, pair.y0), (pair.X1, pair.y1))
     parts: list[list[NDArray[Any]]] = [[], []]
     total, done = 2 * trials, 0
     if progress is not None:
         progress(0, total)
     calls = (
-        delayed(_fit_predict)(spec, params, *data[side], pair.probes, output, s)
-        for side, s in tasks
+        delayed(_fit_predict)(spec, params, *data[side], pair.probes, output, s, seed)
+        for (side, s), seed in zip(tasks, seeds, strict=True)
     )
-    results = Parallel(n_jobs=n_jobs, return_as="generator")(calls)
+    results = parallel(n_jobs, backend, return_as="generator")(calls)
     for (side, s), arr in zip(tasks, results, strict=True):
         parts[side].append(arr)
         done += s
@@ -164,6 +175,7 @@ def learner_dp_test(
     output: Output = "labels",
     selection_fraction: float = 0.5,
     n_jobs: int | None = None,
+    backend: Any = None,
     batch_size: int | None = None,
     random_state: int | None = 0,
     progress: Progress | None = None,
@@ -193,10 +205,16 @@ def learner_dp_test(
         probability vectors (classifier events).
     selection_fraction : float, default=0.5
         Share of the trainings that choose the event.
-    n_jobs, batch_size
-        joblib workers and trainings per task.
+    n_jobs, backend, batch_size
+        joblib workers, joblib backend (None: the active
+        ``joblib.parallel_config``) and trainings per task.
     random_state : int, optional
-        Seed of the selection/estimation split (training noise is never seeded).
+        Seed of the selection/estimation split and of the learners' own
+        ``random_state`` (one seed per training: bootstrap samples, random
+        splits...); OpenDP's noise cannot be seeded. The trainings are cut into
+        tasks independently of ``n_jobs``, so a seeded test of a learner whose
+        randomness is all in ``random_state`` gives the same numbers on every
+        backend.
     progress : callable, optional
         ``progress(done, total)`` after each batch of trainings.
     curve : bool, default=True
@@ -212,21 +230,38 @@ def learner_dp_test(
         raise InvalidParameterError(f"output must be 'labels' or 'proba'; got {output!r}.")
     if isinstance(trials, bool) or not isinstance(trials, int | np.integer) or trials < 4:
         raise InvalidParameterError(f"trials must be an int >= 4; got {trials!r}.")
+    trials = int(trials)
+    check_split(trials, selection_fraction)
+    if not isinstance(pair, LearnerPair):
+        raise InvalidParameterError(
+            "'pair' must be a LearnerPair (near_tie_pair(schema), lone_leaf_pair(data), or "
+            f"your own); got {type(pair).__name__}."
+        )
+    epsilon = check_real(epsilon, "epsilon", lower=0.0)
+    if claimed_epsilon is not None:
+        claimed_epsilon = check_epsilon(claimed_epsilon, "claimed_epsilon")
+    if batch_size is not None:
+        batch_size = check_positive_int(batch_size, "batch_size")
     depth = max_depth if max_depth is not None else (pair.max_depth or 3)
+    depth = check_positive_int(depth, "max_depth", minimum=0)
+    check_seed(random_state)
+    parallel(n_jobs, backend)  # refuses a bad n_jobs or backend before any training
     schema = pair.schema
-    params = {"epsilon": float(epsilon), "max_depth": int(depth), "schema": schema}
+    params = {"epsilon": epsilon, "max_depth": depth, "schema": schema}
     t0 = time.perf_counter()
     x0, x1 = _sample_trainings(
         spec,
         params,
         pair,
         output,
-        int(trials),
+        trials,
         n_jobs=n_jobs,
+        backend=backend,
         batch_size=batch_size,
+        random_state=random_state,
         progress=progress,
     )
-    claim = float(epsilon) if claimed_epsilon is None else claimed_epsilon
+    claim = epsilon if claimed_epsilon is None else claimed_epsilon
     kwargs = {
         "confidence": confidence,
         "claimed_epsilon": claim,

@@ -34,7 +34,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from privet.audits.bounds import check_confidence, check_delta
-from privet.audits.metrics import OperatingPoint, mia_metrics, roc_curve
+from privet.audits.metrics import OperatingPoint, check_fpr_targets, mia_metrics, roc_curve
 from privet.audits.mia.attacks import (
     ATTACKS,
     DEFAULT_ATTACKS,
@@ -57,6 +57,7 @@ from privet.audits.mia.stats import (
     auc_interval,
     heldout_operating_point,
 )
+from privet.audits.sampling import check_seed, parallel
 from privet.errors import InvalidParameterError
 
 __all__ = [
@@ -197,6 +198,7 @@ def membership_inference(
     delta: float | None = None,
     keep_signals: bool = True,
     n_jobs: int | None = None,
+    backend: Any = None,
     verbose: int = 0,
     random_state: int | np.random.Generator | None = None,
 ) -> MIAResult:
@@ -256,13 +258,18 @@ def membership_inference(
     keep_signals : bool, default=True
         Keep all model outputs in the result (``result.signals``).
     n_jobs : int, optional
-        joblib workers for training and querying; the backend is joblib's
+        joblib workers for training and querying.
+    backend : str or joblib backend, optional
+        joblib backend; None uses the active ``joblib.parallel_config``
         (``joblib.parallel_config(backend="dask")`` etc. for a cluster).
     verbose : int, default=0
         joblib verbosity.
     random_state : int, Generator or None
-        Seeds the split and the membership design (not the models: their
-        randomness is ``make_model``'s business, and DP noise is never seeded).
+        Seeds the split, the membership design and every model whose
+        ``random_state`` parameter is None (one seed per model, through
+        ``set_params``), so a seeded experiment gives the same numbers with any
+        ``n_jobs`` and backend when the models' randomness is in their
+        ``random_state``; OpenDP's noise cannot be seeded.
 
     Returns
     -------
@@ -281,6 +288,13 @@ def membership_inference(
     """
     t0 = time.perf_counter()
     confidence = check_confidence(confidence)
+    random_state = check_seed(random_state)
+    parallel(n_jobs, backend)  # refuses a bad n_jobs or backend before any training
+    if not callable(make_model):
+        raise InvalidParameterError(
+            "'make_model' must be a callable returning a fresh estimator, e.g. "
+            f"functools.partial(DPID3Classifier, epsilon=1.0, schema=schema); got {make_model!r}."
+        )
     n_targets = _check_int("n_targets", n_targets, 1)
     in_fraction = check_fraction("in_fraction", in_fraction)
     clip = check_clip(clip)
@@ -314,11 +328,7 @@ def membership_inference(
     if not (isinstance(rmia_a, str) and rmia_a == "auto"):
         rmia_a = _check_a(rmia_a)
     rmia_gamma = _check_gamma(rmia_gamma)
-    fpr_targets = tuple(float(f) for f in fpr_targets)
-    if any(not 0.0 < f < 1.0 for f in fpr_targets):
-        raise InvalidParameterError(
-            f"'fpr_targets' must be rates in (0, 1), e.g. (0.001, 0.01); got {fpr_targets}."
-        )
+    fpr_targets = check_fpr_targets(fpr_targets)
     if delta is not None:
         delta = check_delta(delta)
 
@@ -354,6 +364,8 @@ def membership_inference(
         if n_shadows
         else np.zeros((0, n), dtype=bool)
     )
+    attack_seed = int(rng.integers(2**31))
+    model_seeds = [int(v) for v in rng.integers(2**32, size=n_targets + n_shadows)]
     signals = collect_signals(
         X,
         y,
@@ -365,6 +377,8 @@ def membership_inference(
         y_population=y_pop,
         query=query,
         n_jobs=n_jobs,
+        backend=backend,
+        seeds=model_seeds,
         verbose=verbose,
     )
     return _attack_and_evaluate(
@@ -380,7 +394,7 @@ def membership_inference(
         fpr_targets=fpr_targets,
         delta=delta,
         keep_signals=keep_signals,
-        seed=int(rng.integers(2**31)),
+        seed=attack_seed,
         t0=t0,
     )
 
@@ -498,7 +512,7 @@ def attack_signals(
         rmia_a=rmia_a,
         rmia_gamma=_check_gamma(rmia_gamma),
         attack_model=attack_model,
-        fpr_targets=tuple(float(f) for f in fpr_targets),
+        fpr_targets=check_fpr_targets(fpr_targets),
         delta=None if delta is None else check_delta(delta),
         keep_signals=True,
         seed=int(np.random.default_rng(random_state).integers(2**31)),
