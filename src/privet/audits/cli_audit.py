@@ -113,29 +113,13 @@ def cmd_audit_list(args: argparse.Namespace) -> int:
 
 
 def _zoo_table(results: list[Any]) -> Table:
-    t = Table(
-        "mechanism",
-        "claimed ε",
-        "true ε",
-        "broken: ε ≥",
-        "verdict",
-        "correct: ε ≥",
-        "verdict",
-        "trials/input",
-        title="Bug zoo: empirical DP tests",
-    )
-    for r in results:
-        c = r.correct
-        t.add_row(
-            r.entry.name,
-            format_epsilon(r.entry.claimed_epsilon),
-            format_epsilon(r.entry.true_epsilon),
-            f"{r.broken.epsilon_lower:.3f}",
-            _verdict(r.broken.verdict),
-            "—" if c is None else f"{c.epsilon_lower:.3f}",
-            _verdict(None if c is None else c.verdict),
-            f"{r.broken.n_trials:,}",
-        )
+    from privet.audits.report import zoo_rows
+
+    head, rows = zoo_rows(results)
+    t = Table(*head, title="Bug zoo: empirical DP tests")
+    verdicts = [i for i, h in enumerate(head) if h == "verdict"]
+    for row in rows:
+        t.add_row(*(_verdict(c) if i in verdicts and c != "—" else c for i, c in enumerate(row)))
     return t
 
 
@@ -197,12 +181,7 @@ def cmd_audit_dp(args: argparse.Namespace) -> int:
             results = []
             for name in names:
                 entry = ZOO[name]
-                if trials == "ci":
-                    n = entry.ci_trials or entry.benchmark_trials
-                elif trials == "benchmark":
-                    n = entry.benchmark_trials
-                else:
-                    n = int(trials)
+                n = entry.trials_for(trials)
                 tests: dict[str, Any] = {}
                 for version in which:
                     step(name, version)

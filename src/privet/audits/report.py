@@ -190,7 +190,8 @@ def ledger_text(
 # ------------------------------------------------------------------------ tables
 
 
-def _zoo_rows(zoo: Sequence[Any]) -> tuple[list[str], list[list[str]]]:
+def zoo_rows(zoo: Sequence[Any]) -> tuple[list[str], list[list[str]]]:
+    """Header and rows of the bug-zoo table (markdown, HTML and the command line)."""
     head = [
         "entry",
         "claimed ε",
@@ -344,7 +345,7 @@ def markdown_report(
             f"Every broken mechanism is tested against its claim at {conf:.1%} confidence; "
             "FAIL means the lower bound refutes the claim. The correct counterpart must PASS.",
             "",
-            _md_table(*_zoo_rows(zoo)),
+            _md_table(*zoo_rows(zoo)),
             "",
         ]
     if learners:
@@ -454,7 +455,7 @@ def html_report(
             f'<p class="note">Each broken mechanism is tested against the epsilon it claims, at '
             f"{conf:.1%} confidence; FAIL means the lower bound refutes the claim. The correct "
             "counterpart must PASS.</p>",
-            _html_table(*_zoo_rows(zoo)),
+            _html_table(*zoo_rows(zoo)),
             _img(figure_zoo(zoo), "claimed vs measured epsilon of the bug zoo"),
             "<details><summary>What each entry gets wrong</summary><ul>",
         ]

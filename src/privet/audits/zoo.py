@@ -151,6 +151,14 @@ class ZooEntry:
     ci_trials: int | None = 8_000
     benchmark_trials: int = 100_000
 
+    def trials_for(self, trials: int | Literal["ci", "benchmark"]) -> int:
+        """Runs per input: the entry's CI or benchmark count, or ``trials`` itself."""
+        if trials == "ci":
+            return self.ci_trials or self.benchmark_trials
+        if trials == "benchmark":
+            return self.benchmark_trials
+        return int(trials)
+
     def mechanism(self, which: Which) -> Callable[..., Any]:
         if which not in ("broken", "correct"):
             raise InvalidParameterError(f"'which' must be 'broken' or 'correct'; got {which!r}.")
@@ -517,12 +525,7 @@ def run_zoo(
     results = []
     for name in chosen:
         entry = get_entry(name)
-        if trials == "ci":
-            n = entry.ci_trials or entry.benchmark_trials
-        elif trials == "benchmark":
-            n = entry.benchmark_trials
-        else:
-            n = int(trials)
+        n = entry.trials_for(trials)
         tests: dict[str, DPTestResult | None] = {"broken": None, "correct": None}
         for which in ("broken", "correct") if correct else ("broken",):
             if progress is not None:

@@ -23,14 +23,14 @@ from privet.audits.bounds import check_confidence, check_real
 from privet.audits.estimate import check_positive_int
 from privet.audits.formatting import finite, format_epsilon
 from privet.audits.learners.pairs import LearnerPair, lone_leaf_pair, near_tie_pair, xy_schema
-from privet.audits.learners.registry import LearnerSpec, _unbounded_ledger, resolve_learner
-from privet.audits.learners.trials import (
-    LearnerDPTest,
+from privet.audits.learners.registry import (
+    LearnerSpec,
     Output,
     Progress,
-    learner_dp_test,
-    learner_one_run,
+    _unbounded_ledger,
+    resolve_learner,
 )
+from privet.audits.learners.trials import LearnerDPTest, learner_dp_test, learner_one_run
 from privet.audits.one_run import OneRunAuditResult
 from privet.audits.sampling import check_seed, parallel
 from privet.errors import InvalidParameterError

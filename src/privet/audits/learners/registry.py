@@ -42,7 +42,7 @@ import importlib.util
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
@@ -56,6 +56,8 @@ __all__ = [
     "LearnerBuilder",
     "LearnerName",
     "LearnerSpec",
+    "Output",
+    "Progress",
     "ProtocolObliviousID3",
     "available_learners",
     "get_learner",
@@ -85,6 +87,11 @@ CLASS_CONFIGURATIONS: dict[str, str] = {
     "MPCID3Classifier": "mpc_id3",
 }
 """The configuration of :data:`LEARNERS` that a class name (or its short name) stands for."""
+
+Output = Literal["labels", "proba"]
+"""What one trial of a learner test releases: predicted labels or probability vectors."""
+Progress = Callable[[int, int], None]
+"""``progress(done, total)``: called after each batch of trainings."""
 
 # Learners that privet.learners does not export (module to import them from).
 _NOT_EXPORTED = {"MPCID3Classifier": "privet.learners.mpc_id3"}

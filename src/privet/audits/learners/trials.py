@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -30,15 +30,12 @@ from privet.audits.bounds import check_confidence, check_real
 from privet.audits.dptest import DPTestResult, estimate_epsilon_lower_bound
 from privet.audits.estimate import check_epsilon, check_positive_int, check_split
 from privet.audits.learners.pairs import LearnerPair, frame_from_codes, xy_schema
-from privet.audits.learners.registry import LearnerSpec, resolve_learner
+from privet.audits.learners.registry import LearnerSpec, Output, Progress, resolve_learner
 from privet.audits.one_run import OneRunAuditResult, one_run_audit
 from privet.audits.sampling import batches, check_seed, parallel, task_seeds
 from privet.errors import InvalidParameterError
 
 __all__ = ["LearnerDPTest", "Output", "Progress", "learner_dp_test", "learner_one_run"]
-
-Output = Literal["labels", "proba"]
-Progress = Callable[[int, int], None]
 
 
 # ------------------------------------------------------------------------- sampling

@@ -39,10 +39,9 @@ from privet.audits.mia.attacks import (
     ATTACKS,
     DEFAULT_ATTACKS,
     Variance,
-    _check_a,
-    _check_gamma,
 )
 from privet.audits.mia.results import FPR_TARGETS, AttackResult, MIAResult
+from privet.audits.mia.rmia import check_a, check_gamma
 from privet.audits.mia.signals import (
     DEFAULT_CLIP,
     MembershipSignals,
@@ -326,8 +325,8 @@ def membership_inference(
             f"The 'variance' parameter must be 'auto', 'global' or 'per_example'; got {variance!r}."
         )
     if not (isinstance(rmia_a, str) and rmia_a == "auto"):
-        rmia_a = _check_a(rmia_a)
-    rmia_gamma = _check_gamma(rmia_gamma)
+        rmia_a = check_a(rmia_a)
+    rmia_gamma = check_gamma(rmia_gamma)
     fpr_targets = check_fpr_targets(fpr_targets)
     if delta is not None:
         delta = check_delta(delta)
@@ -500,7 +499,7 @@ def attack_signals(
             f"The shadow-based attacks need at least 2 shadow models; got {signals.n_shadows}."
         )
     if not (isinstance(rmia_a, str) and rmia_a == "auto"):
-        rmia_a = _check_a(rmia_a)
+        rmia_a = check_a(rmia_a)
     frac = float(signals.shadow_in.mean()) if signals.n_shadows else float(signals.target_in.mean())
     return _attack_and_evaluate(
         signals,
@@ -510,7 +509,7 @@ def attack_signals(
         clip=check_clip(clip),
         variance=variance,
         rmia_a=rmia_a,
-        rmia_gamma=_check_gamma(rmia_gamma),
+        rmia_gamma=check_gamma(rmia_gamma),
         attack_model=attack_model,
         fpr_targets=check_fpr_targets(fpr_targets),
         delta=None if delta is None else check_delta(delta),

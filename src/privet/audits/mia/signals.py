@@ -474,3 +474,33 @@ def collect_signals(
         target_info=infos[:t],
         shadow_info=infos[t:],
     )
+
+
+# -- shared by the attacks -------------------------------------------------------------
+
+
+def as_2d(x: ArrayLike, name: str) -> NDArray[np.float64]:
+    a = np.asarray(x, dtype=np.float64)
+    if a.ndim == 1:
+        a = a[None, :]
+    if a.ndim != 2:
+        raise InvalidParameterError(f"'{name}' must be 1-D or 2-D; got shape {a.shape}.")
+    return a
+
+
+def check_shadows(
+    shadow: ArrayLike, shadow_in: ArrayLike, n: int, *, attack: str, minimum: int = 2
+) -> tuple[NDArray[np.float64], NDArray[np.bool_]]:
+    s = np.asarray(shadow, dtype=np.float64)
+    mask = np.asarray(shadow_in)
+    if s.ndim != 2 or mask.shape != s.shape or s.shape[1] != n:
+        raise InvalidParameterError(
+            f"{attack}: shadow signals and shadow_in must both have shape (n_shadows, {n}); "
+            f"got {s.shape} and {mask.shape}."
+        )
+    if s.shape[0] < minimum:
+        raise InvalidParameterError(
+            f"{attack} needs at least {minimum} shadow models (it fits IN and OUT statistics per "
+            f"example); got n_shadows={s.shape[0]}. Train more shadow models."
+        )
+    return s, mask.astype(bool)
