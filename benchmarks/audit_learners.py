@@ -1,6 +1,6 @@
 """Benchmark: claimed vs proven vs measured epsilon of every learner, and the bug zoo.
 
-For every learner registered in :data:`privet.audits.learner_audit.LEARNERS`
+For every learner registered in :data:`privet.audits.learners.LEARNERS`
 (the plaintext reference paths, and the MPyC protocol paths at small sizes) on
 the bundled Car dataset at epsilon = 1:
 
@@ -8,7 +8,7 @@ the bundled Car dataset at epsilon = 1:
   non-private baselines;
 * **proven** — what privet's ledger computes for one fit (``privacy_spent_``);
 * **measured**, three ways:
-  - many trainings: :func:`~privet.audits.learner_audit.learner_dp_test` on the
+  - many trainings: :func:`~privet.audits.learners.learner_dp_test` on the
     near-tie pair (depth-1 trees, four probe queries) and the lone-leaf pair
     (depth 2, the canary as probe), the bound with its confidence (95% overall,
     Bonferroni over the two tests);
@@ -38,7 +38,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from privet.audits.learner_audit import (
+from privet.audits.learners import (
     LEARNERS,
     LearnerAudit,
     claimed_and_proven,

@@ -133,3 +133,22 @@ def test_audit_dp_needs_a_mechanism_or_a_learner():
     with pytest.raises(SystemExit):
         parser.parse_args(["audit", "dp", "--mechanism", "x", "--trials", "many"])
     assert main(["audit"]) == 2
+
+
+@pytest.mark.parametrize("name", ["dpid3", "DPID3Classifier"])
+def test_audit_mia_accepts_the_class_name_and_the_short_name(tmp_path, capsys, name):
+    """``--learner dpid3`` failed with "No learner 'dpid3'": the audits called it dp_id3."""
+    out = tmp_path / name
+    argv = ["audit", "mia", "--learner", name, "--depth", "1", "--shadows", "2"]
+    argv += ["--rows", "60", "--attacks", "loss", "--out", str(out)]
+    assert main(argv) == 0
+    assert "DPID3Classifier" in capsys.readouterr().out
+    (mia,) = _record(out)["mia"].values()
+    assert mia["proven_epsilon"] == 1.0
+
+
+def test_audit_list_shows_class_and_short_names(capsys):
+    assert main(["audit", "list"]) == 0
+    text = capsys.readouterr().out
+    assert "dpid3" in text and "obliviousid3" in text
+    assert "oblivious_id3_exact_local" in text  # configuration names are never cut

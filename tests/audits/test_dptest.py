@@ -315,3 +315,36 @@ def test_pair_search_picks_the_leaky_canary_and_re_tests_afresh():
     assert res.verdict == "FAIL" and res.epsilon_lower > 1.0
     assert res.result.n_trials == 20_000
     assert len(res.pilot_results) == 3 and "Pair search" in str(res)
+
+
+def seeded_laplace(x, size, random_state=None):
+    return np.random.default_rng(random_state).laplace(x, 0.5, size)
+
+
+def test_seeded_dp_test_gives_the_same_numbers_on_every_backend():
+    """Batches no longer depend on n_jobs and each gets its own seed (issue 11)."""
+    kw = dict(epsilon=1.0, trials=20_000, confidence=0.95, random_state=3)
+    one = dp_test(seeded_laplace, 0.0, 1.0, n_jobs=1, **kw)
+    two = dp_test(seeded_laplace, 0.0, 1.0, n_jobs=2, **kw)  # loky processes
+    threads = dp_test(seeded_laplace, 0.0, 1.0, n_jobs=2, backend="threading", **kw)
+    with parallel_config(backend="threading", n_jobs=3):
+        configured = dp_test(seeded_laplace, 0.0, 1.0, **kw)
+    for r in (two, threads, configured):
+        assert (r.k_d0, r.k_d1, r.event) == (one.k_d0, one.k_d1, one.event)
+        assert r.epsilon_lower == one.epsilon_lower
+    other = dp_test(seeded_laplace, 0.0, 1.0, n_jobs=1, **{**kw, "random_state": 4})
+    assert (other.k_d0, other.k_d1) != (one.k_d0, one.k_d1)  # the seed does reach the noise
+    assert one.verdict == "FAIL"  # scale 0.5 is 2-DP, not 1-DP
+
+
+def test_bad_backend_or_n_jobs_is_refused_before_any_run():
+    calls = []
+
+    def mech(x, size):
+        calls.append(size)
+        return np.zeros(size)
+
+    for kw in ({"n_jobs": 0}, {"n_jobs": 1.5}, {"backend": "nope"}, {"backend": 3}):
+        with pytest.raises(InvalidParameterError, match=r"n_jobs|backend"):
+            dp_test(mech, 0.0, 1.0, epsilon=1.0, trials=100, confidence=0.9, **kw)
+    assert calls == []

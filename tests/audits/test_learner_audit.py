@@ -285,3 +285,74 @@ def test_three_party_protocol_follows_the_record_like_the_reference(car, tie):
         labels.append(model.predict(tie.probes.iloc[[1]])[0])
         assert math.isinf(model.privacy_spent_.epsilon)
     assert labels == ["unacc", "acc"]
+
+
+def test_resolve_learner_takes_class_names_short_names_and_configurations():
+    from privet.audits import SHORT_NAMES, learner_names, resolve_learner
+    from privet.learners import __all__ as exported
+
+    for row in learner_names():
+        spec = resolve_learner(row.class_name)
+        assert spec is resolve_learner(row.short_name) is resolve_learner(row.configuration)
+        assert spec is resolve_learner(row.class_name.lower())
+        assert SHORT_NAMES[row.class_name] == row.short_name
+    names = {row.class_name for row in learner_names()}
+    # Every estimator privet.learners exports is auditable by its class name.
+    assert {n for n in exported if n.endswith("Classifier")} <= names
+    assert resolve_learner("DPID3Classifier").name == "dp_id3"
+    # The class's defaults: ObliviousID3Classifier is the paper-faithful split="exact".
+    assert resolve_learner("ObliviousID3Classifier").name == "oblivious_id3_exact"
+    assert len(set(SHORT_NAMES.values())) == len(SHORT_NAMES)
+    with pytest.raises(InvalidParameterError, match=r"DPID3Classifier.*dpid3.*dp_id3"):
+        resolve_learner("c45")
+    with pytest.raises(InvalidParameterError, match="LearnerSpec"):
+        resolve_learner(3)  # type: ignore[arg-type]
+
+
+def test_builders_pass_only_the_arguments_a_class_takes(car):
+    from privet.learners import ID3Classifier
+
+    model = get_learner("id3").make(epsilon=1.0, max_depth=2, schema=car.schema)
+    assert isinstance(model, ID3Classifier) and model.max_depth == 2
+    seeded = get_learner("dpid3").make(epsilon=1.0, max_depth=2, schema=car.schema, random_state=7)
+    assert seeded.random_state == 7 and seeded.epsilon == 1.0
+
+
+class _SeededCoin:
+    """A toy learner whose only randomness is its random_state: predicts one random class."""
+
+    def __init__(self, *, random_state=None):
+        self.random_state = random_state
+
+    def fit(self, X, y):
+        rng = np.random.default_rng(self.random_state)
+        self.classes_ = np.unique(np.asarray(y))
+        self.label_ = self.classes_[rng.integers(len(self.classes_))]
+        return self
+
+    def predict(self, X):
+        return np.full(len(X), self.label_)
+
+
+def _build_coin(*, epsilon, max_depth, schema, ledger, random_state=None):
+    return _SeededCoin(random_state=random_state)
+
+
+COIN = LearnerSpec(name="coin", title="seeded coin", build=_build_coin)
+
+
+def test_seeded_learner_tests_give_the_same_numbers_on_every_backend(tie):
+    """Each training gets its own seed, and batches do not depend on n_jobs (issue 11)."""
+    kw = dict(epsilon=1.0, trials=40, confidence=0.9, curve=False, random_state=5)
+    one = learner_dp_test(COIN, tie, n_jobs=1, **kw).result
+    for extra in ({"n_jobs": 2, "backend": "threading"}, {"n_jobs": 2}):
+        other = learner_dp_test(COIN, tie, **extra, **kw).result
+        assert (other.k_d0, other.k_d1, other.event) == (one.k_d0, one.k_d1, one.event)
+    # Trainings are independent draws, not one seed repeated: both labels occur.
+    assert 0 < one.k_d0 < one.n_d0 or 0 < one.k_d1 < one.n_d1
+
+
+def test_audit_learner_refuses_bad_parallel_settings_before_training(car):
+    for kw in ({"n_jobs": 0}, {"backend": "nope"}, {"random_state": -1}):
+        with pytest.raises(InvalidParameterError, match=r"n_jobs|backend|random_state"):
+            audit_learner(COIN, car, epsilon=1.0, trials=8, confidence=0.9, **kw)

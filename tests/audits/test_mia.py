@@ -14,9 +14,11 @@ import json
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy import stats
 from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.ensemble import RandomForestClassifier
 from sklearn.metrics import roc_auc_score
 
 from privet.audits.metrics import implied_epsilon
@@ -474,3 +476,20 @@ def test_invalid_inputs_to_attack_functions(car):
 def test_registry_names():
     assert set(DEFAULT_ATTACKS) <= set(ATTACKS)
     assert {"loss", "shokri", "lira_offline", "lira_online", "rmia"} == set(DEFAULT_ATTACKS)
+
+
+def test_seeded_shadow_models_give_the_same_scores_on_every_backend():
+    """Models whose random_state is None get one seed each from random_state (issue 11)."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(160, 3))
+    frame = pd.DataFrame(X, columns=["a", "b", "c"]).assign(label=(X[:, 0] > 0).astype(int))
+    make = functools.partial(RandomForestClassifier, n_estimators=4, max_depth=4)
+    kw = dict(target="label", attacks=("loss", "lira_offline"), n_shadows=4, confidence=CONF)
+    one = membership_inference(frame, make, n_jobs=1, random_state=1, **kw)
+    two = membership_inference(frame, make, n_jobs=2, random_state=1, **kw)
+    threads = membership_inference(frame, make, n_jobs=2, backend="threading", random_state=1, **kw)
+    for r in (two, threads):
+        for name in kw["attacks"]:
+            np.testing.assert_array_equal(r[name].scores, one[name].scores)
+    other = membership_inference(frame, make, n_jobs=1, random_state=2, **kw)
+    assert not np.array_equal(other["loss"].scores, one["loss"].scores)

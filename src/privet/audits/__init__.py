@@ -9,9 +9,11 @@
   with exact intervals.
 * :mod:`~privet.audits.zoo` — the bug zoo: broken mechanisms, their claims, the
   neighbours that expose them and their correct counterparts (:func:`run_zoo`).
-* :mod:`~privet.audits.learner_audit` — learners under test: near-tie and
+* :mod:`~privet.audits.learners` — learners under test: near-tie and
   lone-leaf neighbours, many-trainings and one-run bounds, claimed vs proven vs
-  measured epsilon (:func:`audit_learner`).
+  measured epsilon (:func:`audit_learner`); :func:`resolve_learner` names a
+  learner by class name (``"DPID3Classifier"``), short name (``"dpid3"``) or
+  audit configuration (``"dp_id3"``).
 * :mod:`~privet.audits.report` — HTML, markdown and JSON reports (:func:`write_report`).
 """
 
@@ -29,17 +31,20 @@ from privet.audits.dptest import (
     estimate_epsilon_lower_bound,
     search_neighbouring_pairs,
 )
-from privet.audits.learner_audit import (
+from privet.audits.learners import (
     LEARNERS,
+    SHORT_NAMES,
     LearnerAudit,
     LearnerDPTest,
     LearnerPair,
     LearnerSpec,
     audit_learner,
     learner_dp_test,
+    learner_names,
     learner_one_run,
     lone_leaf_pair,
     near_tie_pair,
+    resolve_learner,
 )
 from privet.audits.metrics import (
     MIAMetrics,
@@ -59,6 +64,7 @@ from privet.audits.zoo import ZOO, ZooEntry, ZooResult, run_zoo
 
 __all__ = [
     "LEARNERS",
+    "SHORT_NAMES",
     "ZOO",
     "DPTestResult",
     "Interval",
@@ -81,6 +87,7 @@ __all__ = [
     "estimate_epsilon_lower_bound",
     "implied_epsilon",
     "learner_dp_test",
+    "learner_names",
     "learner_one_run",
     "lone_leaf_pair",
     "mia_metrics",
@@ -89,6 +96,7 @@ __all__ = [
     "one_run_epsilon_lower_bound",
     "one_run_p_value",
     "plan_trials",
+    "resolve_learner",
     "run_zoo",
     "search_neighbouring_pairs",
     "tpr_at_fpr",

@@ -21,7 +21,7 @@ References
 from __future__ import annotations
 
 import math
-from typing import Literal, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -33,6 +33,7 @@ __all__ = [
     "Interval",
     "check_confidence",
     "check_delta",
+    "check_real",
     "clopper_pearson",
     "epsilon_lower_from_counts",
     "plan_trials",
@@ -49,40 +50,55 @@ class Interval(NamedTuple):
     upper: float | NDArray[np.float64]
 
 
+def check_real(
+    value: Any,
+    name: str,
+    *,
+    lower: float = -math.inf,
+    upper: float = math.inf,
+    closed: str = "neither",
+    example: str = "",
+) -> float:
+    """Validate a real number in an interval and return it as float.
+
+    ``closed`` is ``"neither"``, ``"left"``, ``"right"`` or ``"both"``. NaN,
+    booleans and anything ``float()`` refuses are refused with the interval in
+    the message (``example`` is appended to it, e.g. ``", e.g. 0.95"``).
+    """
+    try:
+        v = math.nan if isinstance(value, bool) else float(value)
+    except (TypeError, ValueError, OverflowError):
+        v = math.nan
+    left, right = closed in ("left", "both"), closed in ("right", "both")
+    above = v >= lower if left else v > lower
+    below = v <= upper if right else v < upper
+    if not (above and below):  # also False for NaN
+        interval = f"{'[' if left else '('}{lower:g}, {upper:g}{']' if right else ')'}"
+        raise InvalidParameterError(
+            f"The '{name}' parameter must be a float in {interval}{example}; got {value!r}."
+        )
+    return v
+
+
 def check_confidence(confidence: float, name: str = "confidence") -> float:
     """Validate a confidence level in the open interval (0, 1) and return it as float."""
-    try:
-        value = float(confidence)
-    except (TypeError, ValueError):
-        raise InvalidParameterError(
-            f"The '{name}' parameter must be a float in (0, 1), e.g. 0.95; got {confidence!r}."
-        ) from None
-    if not 0.0 < value < 1.0:
-        raise InvalidParameterError(
-            f"The '{name}' parameter must be a float in (0, 1), e.g. 0.95 for 95%; "
-            f"got {confidence!r}."
-        )
-    return value
+    return check_real(confidence, name, lower=0.0, upper=1.0, example=", e.g. 0.95 for 95%")
 
 
 def check_delta(delta: float, name: str = "delta") -> float:
     """Validate a delta in [0, 1) and return it as float."""
-    try:
-        value = float(delta)
-    except (TypeError, ValueError):
-        raise InvalidParameterError(
-            f"The '{name}' parameter must be a float in [0, 1); got {delta!r}."
-        ) from None
-    if not 0.0 <= value < 1.0:
-        raise InvalidParameterError(
-            f"The '{name}' parameter must be a float in [0, 1) (use 0 for pure DP); got {delta!r}."
-        )
-    return value
+    return check_real(delta, name, lower=0.0, upper=1.0, closed="left", example=" (0: pure DP)")
 
 
 def _as_counts(k: ArrayLike, n: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    k_arr = np.asarray(k, dtype=np.float64)
-    n_arr = np.asarray(n, dtype=np.float64)
+    try:
+        k_arr = np.asarray(k, dtype=np.float64)
+        n_arr = np.asarray(n, dtype=np.float64)
+        np.broadcast_shapes(k_arr.shape, n_arr.shape)
+    except (TypeError, ValueError):
+        raise InvalidParameterError(
+            f"Counts k and n must be numbers (or arrays of one shape); got k={k!r}, n={n!r}."
+        ) from None
     if np.any(~np.isfinite(k_arr)) or np.any(~np.isfinite(n_arr)):
         raise InvalidParameterError("Counts k and n must be finite numbers; got NaN or infinity.")
     if np.any(n_arr < 1):
@@ -230,6 +246,9 @@ def epsilon_lower_from_counts(
     """
     confidence = check_confidence(confidence)
     delta = check_delta(delta)
+    for name, v in (("k_hi", k_hi), ("n_hi", n_hi), ("k_lo", k_lo), ("n_lo", n_lo)):
+        if isinstance(v, bool) or np.ndim(v) != 0:
+            raise InvalidParameterError(f"'{name}' must be one count (a number); got {v!r}.")
     lo, up = _bounds_pair(k_hi, n_hi, k_lo, n_lo, confidence)
     value = float(_log_ratio(lo, up, delta))
     return max(0.0, value), float(lo), float(up)

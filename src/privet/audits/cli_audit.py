@@ -16,7 +16,6 @@ Each command shows rich progress bars, prints a summary and writes
 from __future__ import annotations
 
 import argparse
-import math
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -33,6 +32,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
+from privet.audits.formatting import format_epsilon
 from privet.errors import InvalidParameterError
 
 __all__ = ["add_audit_parser", "cmd_audit_dp", "cmd_audit_list", "cmd_audit_mia"]
@@ -69,12 +69,6 @@ def _stages(console: Console) -> Iterator[Callable[[str, int, int], None]]:
         yield update
 
 
-def _eps(x: float | None) -> str:
-    if x is None:
-        return "—"
-    return "∞" if math.isinf(x) else f"{x:.3g}"
-
-
 def _verdict(v: str | None) -> str:
     if v is None:
         return "—"
@@ -92,17 +86,25 @@ def _written(console: Console, files: Any) -> None:
 
 
 def cmd_audit_list(args: argparse.Namespace) -> int:
-    from privet.audits.learner_audit import LEARNERS
+    from privet.audits.learners import LEARNERS, learner_names
     from privet.audits.zoo import ZOO
 
     con = _console()
     zoo = Table("mechanism", "claimed ε", "true ε", "what is wrong", title="Bug zoo (--mechanism)")
     for e in ZOO.values():
-        zoo.add_row(e.name, _eps(e.claimed_epsilon), _eps(e.true_epsilon), e.bug)
+        zoo.add_row(
+            e.name, format_epsilon(e.claimed_epsilon), format_epsilon(e.true_epsilon), e.bug
+        )
     con.print(zoo)
-    learners = Table("learner", "path", "what it is", title="Learners (--learner)")
+    aliases = {n.configuration: f"{n.class_name} / {n.short_name}" for n in learner_names()}
+    learners = Table(title="Learners (--learner: a name, class name or short name)")
+    learners.add_column("learner", no_wrap=True)
+    learners.add_column("class name / short name", overflow="fold")
+    learners.add_column("path", no_wrap=True)
+    learners.add_column("what it is")
     for s in LEARNERS.values():
-        learners.add_row(s.name, s.path + (" (slow)" if s.slow else ""), s.title)
+        path = s.path + (" (slow)" if s.slow else "")
+        learners.add_row(s.name, aliases.get(s.name, ""), path, s.title)
     con.print(learners)
     return 0
 
@@ -111,29 +113,13 @@ def cmd_audit_list(args: argparse.Namespace) -> int:
 
 
 def _zoo_table(results: list[Any]) -> Table:
-    t = Table(
-        "mechanism",
-        "claimed ε",
-        "true ε",
-        "broken: ε ≥",
-        "verdict",
-        "correct: ε ≥",
-        "verdict",
-        "trials/input",
-        title="Bug zoo: empirical DP tests",
-    )
-    for r in results:
-        c = r.correct
-        t.add_row(
-            r.entry.name,
-            _eps(r.entry.claimed_epsilon),
-            _eps(r.entry.true_epsilon),
-            f"{r.broken.epsilon_lower:.3f}",
-            _verdict(r.broken.verdict),
-            "—" if c is None else f"{c.epsilon_lower:.3f}",
-            _verdict(None if c is None else c.verdict),
-            f"{r.broken.n_trials:,}",
-        )
+    from privet.audits.report import zoo_rows
+
+    head, rows = zoo_rows(results)
+    t = Table(*head, title="Bug zoo: empirical DP tests")
+    verdicts = [i for i, h in enumerate(head) if h == "verdict"]
+    for row in rows:
+        t.add_row(*(_verdict(c) if i in verdicts and c != "—" else c for i, c in enumerate(row)))
     return t
 
 
@@ -151,8 +137,8 @@ def _learner_table(audits: list[Any]) -> Table:
     for a in audits:
         t.add_row(
             a.title,
-            _eps(a.claimed_epsilon),
-            _eps(a.proven_epsilon),
+            format_epsilon(a.claimed_epsilon),
+            format_epsilon(a.proven_epsilon),
             f"{a.measured_epsilon:.3g} ({a.confidence:.0%})",
             "—" if a.one_run is None else f"{a.one_run.epsilon_lower:.3g}",
             "—" if a.mia is None else f"{a.mia.epsilon_lower:.3g}",
@@ -195,12 +181,7 @@ def cmd_audit_dp(args: argparse.Namespace) -> int:
             results = []
             for name in names:
                 entry = ZOO[name]
-                if trials == "ci":
-                    n = entry.ci_trials or entry.benchmark_trials
-                elif trials == "benchmark":
-                    n = entry.benchmark_trials
-                else:
-                    n = int(trials)
+                n = entry.trials_for(trials)
                 tests: dict[str, Any] = {}
                 for version in which:
                     step(name, version)
@@ -221,10 +202,10 @@ def cmd_audit_dp(args: argparse.Namespace) -> int:
         _written(con, files)
         return 0
 
-    from privet.audits.learner_audit import audit_learner, get_learner
+    from privet.audits.learners import audit_learner, resolve_learner
     from privet.data import load_dataset
 
-    spec = get_learner(args.learner)
+    spec = resolve_learner(args.learner)
     ds = load_dataset(args.dataset)
     trials = args.trials if args.trials is not None else (30 if spec.slow else 200)
     if isinstance(trials, str):
@@ -269,12 +250,12 @@ def _zoo_result(entry: Any, tests: dict[str, Any]) -> Any:
 
 
 def cmd_audit_mia(args: argparse.Namespace) -> int:
-    from privet.audits.learner_audit import get_learner, learner_mia
+    from privet.audits.learners import learner_mia, resolve_learner
     from privet.audits.report import write_report
     from privet.data import load_dataset
 
     con = _console()
-    spec = get_learner(args.learner)
+    spec = resolve_learner(args.learner)
     ds = load_dataset(args.dataset)
     attacks = tuple(args.attacks.split(",")) if args.attacks else None
     with _stages(con) as progress:
@@ -299,15 +280,15 @@ def cmd_audit_mia(args: argparse.Namespace) -> int:
         "held-out ε lower @1%",
         title=(
             f"Membership inference on {spec.title} ({ds.name}, ε={args.epsilon:g}): "
-            f"claimed {_eps(res.claimed_epsilon)}, proven {_eps(res.proven_epsilon)}"
+            f"claimed {format_epsilon(res.claimed_epsilon)}, proven {format_epsilon(res.proven_epsilon)}"
         ),
     )
     for a in res.attacks:
         lo, hi = a.auc.interval
         try:
             tpr = f"{a.operating_point(0.01).tpr:.4f}"
-            imp = _eps(a.implied_at(0.01).estimate)
-            held = _eps(a.heldout_at(0.01).epsilon_lower)
+            imp = format_epsilon(a.implied_at(0.01).estimate)
+            held = format_epsilon(a.heldout_at(0.01).epsilon_lower)
         except InvalidParameterError:
             tpr = imp = held = "—"
         table.add_row(a.attack, f"{a.metrics.auc:.3f} [{lo:.3f}, {hi:.3f}]", tpr, imp, held)

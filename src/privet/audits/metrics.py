@@ -35,6 +35,7 @@ from sklearn import metrics as skm
 from privet.audits.bounds import (
     check_confidence,
     check_delta,
+    check_real,
     clopper_pearson,
     epsilon_lower_from_counts,
 )
@@ -73,6 +74,19 @@ def _check(membership: ArrayLike, scores: ArrayLike) -> tuple[NDArray[np.bool_],
     if not np.all(np.isfinite(s)):
         raise InvalidParameterError("'scores' contains NaN or infinite values; clip them first.")
     return y, s
+
+
+def check_fpr_targets(fpr_targets: Any) -> tuple[float, ...]:
+    """A non-empty sequence of false positive rates in (0, 1), as a tuple of floats."""
+    if isinstance(fpr_targets, str) or not isinstance(fpr_targets, Sequence | np.ndarray):
+        raise InvalidParameterError(
+            f"'fpr_targets' must be a sequence of rates in (0, 1), e.g. (0.001, 0.01); got "
+            f"{fpr_targets!r}."
+        )
+    out = tuple(check_real(f, "fpr_targets", lower=0.0, upper=1.0) for f in fpr_targets)
+    if not out:
+        raise InvalidParameterError("'fpr_targets' is empty; give rates such as (0.001, 0.01).")
+    return out
 
 
 def roc_curve(
@@ -183,6 +197,39 @@ class OperatingPoint:
     epsilon_lower: float
     confidence: float
 
+    @classmethod
+    def from_counts(
+        cls,
+        target_fpr: float,
+        threshold: float,
+        tp: int,
+        n_members: int,
+        fp: int,
+        n_nonmembers: int,
+        *,
+        confidence: float,
+        delta: float = 0.0,
+    ) -> OperatingPoint:
+        """The rates, their Clopper–Pearson intervals and the implied epsilon of the counts."""
+        tpr_ci = clopper_pearson(tp, n_members, confidence=confidence)
+        fpr_ci = clopper_pearson(fp, n_nonmembers, confidence=confidence)
+        return cls(
+            target_fpr=float(target_fpr),
+            threshold=float(threshold),
+            tp=tp,
+            n_members=n_members,
+            fp=fp,
+            n_nonmembers=n_nonmembers,
+            tpr=tp / n_members,
+            fpr=fp / n_nonmembers,
+            tpr_interval=(float(tpr_ci.lower), float(tpr_ci.upper)),
+            fpr_interval=(float(fpr_ci.lower), float(fpr_ci.upper)),
+            epsilon_lower=implied_epsilon(
+                tp, n_members, fp, n_nonmembers, delta=delta, confidence=confidence
+            ),
+            confidence=confidence,
+        )
+
 
 def tpr_at_fpr(
     membership: ArrayLike,
@@ -212,8 +259,7 @@ def tpr_at_fpr(
     -------
     OperatingPoint
     """
-    if not 0.0 <= float(target_fpr) <= 1.0:
-        raise InvalidParameterError(f"'target_fpr' must be in [0, 1]; got {target_fpr!r}.")
+    target_fpr = check_real(target_fpr, "target_fpr", lower=0.0, upper=1.0, closed="both")
     confidence = check_confidence(confidence)
     y, s = _check(membership, scores)
     fpr, tpr, thr = skm.roc_curve(y, s, drop_intermediate=False)
@@ -222,21 +268,8 @@ def tpr_at_fpr(
     i = int(ok[np.argmax(tpr[ok])])
     tp = round(float(tpr[i]) * n_pos)
     fp = round(float(fpr[i]) * n_neg)
-    tpr_ci = clopper_pearson(tp, n_pos, confidence=confidence)
-    fpr_ci = clopper_pearson(fp, n_neg, confidence=confidence)
-    return OperatingPoint(
-        target_fpr=float(target_fpr),
-        threshold=float(thr[i]),
-        tp=tp,
-        n_members=n_pos,
-        fp=fp,
-        n_nonmembers=n_neg,
-        tpr=tp / n_pos,
-        fpr=fp / n_neg,
-        tpr_interval=(float(tpr_ci.lower), float(tpr_ci.upper)),
-        fpr_interval=(float(fpr_ci.lower), float(fpr_ci.upper)),
-        epsilon_lower=implied_epsilon(tp, n_pos, fp, n_neg, delta=delta, confidence=confidence),
-        confidence=confidence,
+    return OperatingPoint.from_counts(
+        target_fpr, float(thr[i]), tp, n_pos, fp, n_neg, confidence=confidence, delta=delta
     )
 
 
@@ -333,7 +366,8 @@ def mia_metrics(
         balanced_accuracy=0.5 * (1.0 + adv),
         advantage=adv,
         operating_points=tuple(
-            tpr_at_fpr(y, s, f, confidence=confidence, delta=delta) for f in fpr_targets
+            tpr_at_fpr(y, s, f, confidence=confidence, delta=delta)
+            for f in check_fpr_targets(fpr_targets)
         ),
         n_members=int(y.sum()),
         n_nonmembers=int((~y).sum()),

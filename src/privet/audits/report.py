@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from privet.audits.formatting import finite, format_epsilon
 from privet.errors import InvalidParameterError
 
 __all__ = [
@@ -60,20 +61,6 @@ class ReportFiles:
 
     def __iter__(self):  # type: ignore[no-untyped-def]
         return iter((self.html, self.markdown, self.json))
-
-
-def _eps(x: float | None, digits: int = 3) -> str:
-    if x is None:
-        return "—"
-    if isinstance(x, float) and math.isinf(x):
-        return "∞" if x > 0 else "-∞"
-    return f"{x:.{digits}g}"
-
-
-def _finite(x: Any) -> Any:
-    from privet.audits.mia.experiment import _finite as finite
-
-    return finite(x)
 
 
 # ---------------------------------------------------------------------- figures
@@ -203,7 +190,8 @@ def ledger_text(
 # ------------------------------------------------------------------------ tables
 
 
-def _zoo_rows(zoo: Sequence[Any]) -> tuple[list[str], list[list[str]]]:
+def zoo_rows(zoo: Sequence[Any]) -> tuple[list[str], list[list[str]]]:
+    """Header and rows of the bug-zoo table (markdown, HTML and the command line)."""
     head = [
         "entry",
         "claimed ε",
@@ -220,8 +208,8 @@ def _zoo_rows(zoo: Sequence[Any]) -> tuple[list[str], list[list[str]]]:
         rows.append(
             [
                 r.entry.name,
-                _eps(r.entry.claimed_epsilon),
-                _eps(r.entry.true_epsilon),
+                format_epsilon(r.entry.claimed_epsilon),
+                format_epsilon(r.entry.true_epsilon),
                 f"{r.broken.epsilon_lower:.3f}",
                 r.broken.verdict,
                 "—" if c is None else f"{c.epsilon_lower:.3f}",
@@ -253,8 +241,8 @@ def _learner_rows(learners: Sequence[Any]) -> tuple[list[str], list[list[str]]]:
             [
                 a.title,
                 a.dataset,
-                _eps(a.claimed_epsilon),
-                _eps(a.proven_epsilon),
+                format_epsilon(a.claimed_epsilon),
+                format_epsilon(a.proven_epsilon),
                 f"≥ {a.measured_epsilon:.3g} at {a.confidence:.0%} [{tests}]",
                 "—" if a.one_run is None else f"≥ {a.one_run.epsilon_lower:.3g}",
                 "—" if a.mia is None else f"≥ {a.mia.epsilon_lower:.3g}",
@@ -313,17 +301,17 @@ def _mia_rows(
             try:
                 op = a.operating_point(target_fpr)
                 tpr = f"{op.tpr:.4f} [{op.tpr_interval[0]:.4f}, {op.tpr_interval[1]:.4f}]"
-                imp = _eps(a.implied_at(target_fpr).estimate)
+                imp = format_epsilon(a.implied_at(target_fpr).estimate)
             except InvalidParameterError:
                 tpr = imp = "—"
             try:
-                held = _eps(a.heldout_at(target_fpr).epsilon_lower)
+                held = format_epsilon(a.heldout_at(target_fpr).epsilon_lower)
             except InvalidParameterError:
                 held = "—"
             rows.append(
                 [
                     label,
-                    _eps(r.proven_epsilon),
+                    format_epsilon(r.proven_epsilon),
                     a.attack,
                     f"{a.metrics.auc:.3f} [{lo:.3f}, {hi:.3f}]",
                     tpr,
@@ -357,7 +345,7 @@ def markdown_report(
             f"Every broken mechanism is tested against its claim at {conf:.1%} confidence; "
             "FAIL means the lower bound refutes the claim. The correct counterpart must PASS.",
             "",
-            _md_table(*_zoo_rows(zoo)),
+            _md_table(*zoo_rows(zoo)),
             "",
         ]
     if learners:
@@ -407,7 +395,7 @@ def report_record(
         privet_version = version("privet")
     except PackageNotFoundError:  # pragma: no cover - source checkout without install
         privet_version = "unknown"
-    return _finite(
+    return finite(
         {
             "title": title,
             "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
@@ -467,7 +455,7 @@ def html_report(
             f'<p class="note">Each broken mechanism is tested against the epsilon it claims, at '
             f"{conf:.1%} confidence; FAIL means the lower bound refutes the claim. The correct "
             "counterpart must PASS.</p>",
-            _html_table(*_zoo_rows(zoo)),
+            _html_table(*zoo_rows(zoo)),
             _img(figure_zoo(zoo), "claimed vs measured epsilon of the bug zoo"),
             "<details><summary>What each entry gets wrong</summary><ul>",
         ]

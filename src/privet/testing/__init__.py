@@ -4,6 +4,21 @@
 """
 
 from privet.testing.assertions import assert_dp
-from privet.testing.strategies import canaries, datasets, entries, neighbouring_pairs, schemas
+from privet.testing.strategies import (
+    InvalidStrategyArgument,
+    canaries,
+    datasets,
+    entries,
+    neighbouring_pairs,
+    schemas,
+)
 
-__all__ = ["assert_dp", "canaries", "datasets", "entries", "neighbouring_pairs", "schemas"]
+__all__ = [
+    "InvalidStrategyArgument",
+    "assert_dp",
+    "canaries",
+    "datasets",
+    "entries",
+    "neighbouring_pairs",
+    "schemas",
+]

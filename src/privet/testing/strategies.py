@@ -20,21 +20,47 @@ from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
 
 from privet.data import Categorical, Numeric, Schema
+from privet.errors import InvalidParameterError
 from privet.ledger import Exponential, Gaussian, Laplace, NeighbouringRelation, PureDP
 from privet.ledger.entries import Entry
 
-__all__ = ["canaries", "datasets", "entries", "neighbouring_pairs", "schemas"]
+__all__ = [
+    "InvalidStrategyArgument",
+    "canaries",
+    "datasets",
+    "entries",
+    "neighbouring_pairs",
+    "schemas",
+]
+
+
+class InvalidStrategyArgument(InvalidParameterError, InvalidArgument):
+    """A bad argument to a strategy: a privet error and hypothesis's ``InvalidArgument``."""
 
 
 def _resolve(value: Any, draw: Any) -> Any:
     return draw(value) if isinstance(value, st.SearchStrategy) else value
 
 
-def _check_range(name: str, lo: int, hi: int, minimum: int) -> None:
-    if lo < minimum:
-        raise InvalidArgument(f"{name} must be at least {minimum}, got {lo}.")
+def _check_int(name: str, value: Any, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < minimum:
+        raise InvalidStrategyArgument(f"{name} must be an int at least {minimum}, got {value!r}.")
+    return int(value)
+
+
+def _check_range(name: str, lo: Any, hi: Any, minimum: int) -> None:
+    lo = _check_int(f"min_{name}", lo, minimum)
+    hi = _check_int(f"max_{name}", hi, minimum)
     if hi < lo:
-        raise InvalidArgument(f"max_{name} ({hi}) must be >= min_{name} ({lo}).")
+        raise InvalidStrategyArgument(f"max_{name} ({hi}) must be >= min_{name} ({lo}).")
+
+
+def _check_schema(schema: Any) -> None:
+    if not isinstance(schema, Schema | st.SearchStrategy):
+        raise InvalidStrategyArgument(
+            "schema must be a privet Schema or a strategy of them (e.g. schemas()); got "
+            f"{type(schema).__name__}."
+        )
 
 
 def schemas(
@@ -51,8 +77,11 @@ def schemas(
     True
     """
     _check_range("features", min_features, max_features, 1)
-    if max_categories < 2:
-        raise InvalidArgument(f"max_categories must be at least 2, got {max_categories}.")
+    _check_int("max_categories", max_categories, 2)
+    if isinstance(n_classes, st.SearchStrategy):
+        pass
+    elif n_classes is not None:
+        _check_int("n_classes", n_classes, 2)
 
     @st.composite
     def build(draw: Any) -> Schema:
@@ -88,6 +117,7 @@ def _row(schema: Schema) -> st.SearchStrategy[dict[str, Any]]:
 
 def canaries(schema: Schema | st.SearchStrategy[Schema]) -> st.SearchStrategy[dict[str, Any]]:
     """One record valid under ``schema`` (features and class), as a dict."""
+    _check_schema(schema)
     if isinstance(schema, st.SearchStrategy):
         return schema.flatmap(_row)
     return _row(schema)
@@ -100,6 +130,7 @@ def datasets(
     max_rows: int = 50,
 ) -> st.SearchStrategy[pd.DataFrame]:
     """DataFrames that pass ``schema.validate`` (every value inside the public domain)."""
+    _check_schema(schema)
     _check_range("rows", min_rows, max_rows, 0)
 
     def frames(s: Schema) -> st.SearchStrategy[pd.DataFrame]:
@@ -123,7 +154,14 @@ def neighbouring_pairs(
     add/remove: D' is D plus one record (in a random position). replace-one:
     D' is D with one record replaced by another valid record.
     """
-    rel = NeighbouringRelation.parse(relation)
+    _check_schema(schema)
+    _check_range("rows", min_rows, max_rows, 0)
+    try:
+        rel = NeighbouringRelation.parse(relation)
+    except (ValueError, TypeError, KeyError) as exc:
+        raise InvalidStrategyArgument(
+            f"relation must be 'add_remove' or 'replace_one'; got {relation!r} ({exc})."
+        ) from None
 
     @st.composite
     def build(draw: Any) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -147,8 +185,14 @@ def neighbouring_pairs(
 
 def entries(*, max_epsilon: float = 5.0) -> st.SearchStrategy[Entry]:
     """Ledger entries of the common kinds, with valid parameters."""
-    if not max_epsilon > 0:
-        raise InvalidArgument(f"max_epsilon must be > 0, got {max_epsilon}.")
+    try:
+        bad = isinstance(max_epsilon, bool) or not 1e-4 <= float(max_epsilon) < float("inf")
+    except (TypeError, ValueError):
+        bad = True
+    if bad:
+        raise InvalidStrategyArgument(
+            f"max_epsilon must be a finite float >= 1e-4, got {max_epsilon!r}."
+        )
     eps = st.floats(1e-4, max_epsilon, allow_nan=False)
     sens = st.sampled_from([1.0, 2.0])
     return st.one_of(
@@ -159,6 +203,3 @@ def entries(*, max_epsilon: float = 5.0) -> st.SearchStrategy[Entry]:
             lambda sig: Gaussian(sigma=sig, sensitivity=1.0), st.floats(0.5, 50.0, allow_nan=False)
         ),
     )
-
-
-_ = np

@@ -24,11 +24,9 @@ ledgers (DESIGN.md, "Privacy truth").
 
 from __future__ import annotations
 
-import json
 import math
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -36,14 +34,14 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from privet.audits.bounds import check_confidence, check_delta
-from privet.audits.metrics import MIAMetrics, OperatingPoint, mia_metrics, roc_curve
+from privet.audits.metrics import OperatingPoint, check_fpr_targets, mia_metrics, roc_curve
 from privet.audits.mia.attacks import (
     ATTACKS,
     DEFAULT_ATTACKS,
     Variance,
-    _check_a,
-    _check_gamma,
 )
+from privet.audits.mia.results import FPR_TARGETS, AttackResult, MIAResult
+from privet.audits.mia.rmia import check_a, check_gamma
 from privet.audits.mia.signals import (
     DEFAULT_CLIP,
     MembershipSignals,
@@ -54,314 +52,21 @@ from privet.audits.mia.signals import (
     inclusion_matrix,
 )
 from privet.audits.mia.stats import (
-    AUCEstimate,
     ImpliedEpsilon,
     auc_interval,
     heldout_operating_point,
 )
+from privet.audits.sampling import check_seed, parallel
 from privet.errors import InvalidParameterError
 
 __all__ = [
+    "FPR_TARGETS",
     "AttackResult",
     "MIAResult",
     "attack_signals",
     "evaluate_scores",
     "membership_inference",
 ]
-
-FPR_TARGETS = (0.001, 0.01)
-
-
-# -- results ---------------------------------------------------------------------------------
-
-
-def _finite(x: Any) -> Any:
-    """JSON-friendly floats: inf and nan as strings, numpy scalars as Python ones."""
-    if isinstance(x, dict):
-        return {str(k): _finite(v) for k, v in x.items()}
-    if isinstance(x, list | tuple):
-        return [_finite(v) for v in x]
-    if isinstance(x, np.generic):
-        x = x.item()
-    if isinstance(x, float) and not math.isfinite(x):
-        return "nan" if math.isnan(x) else ("inf" if x > 0 else "-inf")
-    return x
-
-
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False)
-class AttackResult:
-    """One attack's scores and metrics, pooled over all (target, candidate) pairs.
-
-    Attributes
-    ----------
-    attack : str
-        Registry name (``"loss"``, ``"shokri"``, ``"lira_offline"``,
-        ``"lira_online"``, ``"rmia"``, ``"rmia_online"``).
-    title : str
-        Human-readable name with its paper.
-    scores : ndarray, shape (T * n,)
-        Higher for "member"; row-major over (target, candidate).
-    membership : ndarray of bool, shape (T * n,)
-        Ground truth.
-    groups : ndarray of int, shape (T * n,)
-        Candidate index of each score: the clusters of the AUC interval (a
-        candidate's scores against several targets share its shadow statistics).
-    metrics : MIAMetrics
-        AUC, balanced accuracy, advantage and the operating points at each
-        target FPR (thresholds chosen on these scores: optimistic epsilons).
-    auc : AUCEstimate
-        AUC with its DeLong interval at ``confidence``, clustered by candidate
-        (Obuchowski 1997).
-    implied : tuple of ImpliedEpsilon
-        Per target FPR: estimate, lower and upper epsilon.
-    heldout : tuple of OperatingPoint
-        Per target FPR: threshold chosen on half of the targets (or of the
-        candidates when there is one target), counted on the other half.
-    fpr, tpr : ndarray
-        The ROC curve (every threshold).
-    confidence : float
-    info : dict
-        Attack details (LiRA variance mode, RMIA's ``a`` and ``gamma``...).
-    """
-
-    attack: str
-    title: str
-    scores: NDArray[np.float64] = field(repr=False)
-    membership: NDArray[np.bool_] = field(repr=False)
-    groups: NDArray[np.intp] = field(repr=False)
-    metrics: MIAMetrics
-    auc: AUCEstimate
-    implied: tuple[ImpliedEpsilon, ...]
-    heldout: tuple[OperatingPoint, ...]
-    fpr: NDArray[np.float64] = field(repr=False)
-    tpr: NDArray[np.float64] = field(repr=False)
-    confidence: float
-    info: dict[str, Any] = field(default_factory=dict)
-
-    def operating_point(self, target_fpr: float) -> OperatingPoint:
-        """The (same-score) operating point at ``target_fpr``."""
-        return _pick(self.metrics.operating_points, target_fpr)
-
-    def implied_at(self, target_fpr: float) -> ImpliedEpsilon:
-        """The implied epsilon at ``target_fpr``."""
-        return _pick(self.implied, target_fpr)
-
-    def heldout_at(self, target_fpr: float) -> OperatingPoint:
-        """The held-out operating point at ``target_fpr``."""
-        return _pick(self.heldout, target_fpr)
-
-    def to_dict(self, *, include_scores: bool = False) -> dict[str, Any]:
-        """JSON-friendly record (``inf`` as the string ``"inf"``)."""
-        d: dict[str, Any] = {
-            "attack": self.attack,
-            "title": self.title,
-            "metrics": self.metrics.to_dict(),
-            "auc": {
-                "auc": self.auc.auc,
-                "std_error": self.auc.std_error,
-                "interval": list(self.auc.interval),
-                "confidence": self.auc.confidence,
-                "clustered": self.auc.clustered,
-            },
-            "implied_epsilon": [e.to_dict() for e in self.implied],
-            "heldout": [_op_dict(p) for p in self.heldout],
-            "confidence": self.confidence,
-            "info": self.info,
-        }
-        if include_scores:
-            d["scores"] = self.scores.tolist()
-            d["membership"] = self.membership.astype(int).tolist()
-        return _finite(d)
-
-
-def _op_dict(p: OperatingPoint) -> dict[str, Any]:
-    return asdict(p)
-
-
-def _pick(items: Sequence[Any], target_fpr: float) -> Any:
-    for it in items:
-        if math.isclose(it.target_fpr, float(target_fpr), rel_tol=1e-9, abs_tol=1e-15):
-            return it
-    raise InvalidParameterError(
-        f"No operating point at FPR {target_fpr!r}; available: "
-        f"{[it.target_fpr for it in items]}. Pass fpr_targets=... to membership_inference."
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False)
-class MIAResult:
-    """Outcome of :func:`membership_inference`: every attack on the same targets.
-
-    Attributes
-    ----------
-    attacks : tuple of AttackResult
-        In the order requested; ``result["lira_online"]`` picks one.
-    model : str
-        Class name of the target estimator.
-    proven_epsilon, proven_delta : float
-        What the targets' ledgers prove (``privacy_spent_``, the largest over
-        targets); ``inf`` for a model without a ledger (non-private).
-    claimed_epsilon : float or None
-        The paper's claim (``privacy_claim_``), when recorded.
-    n_shadows, n_targets, n_candidates, n_population : int
-    in_fraction : float
-        Share of the pool each model trains on.
-    confidence, delta : float
-        Level of all intervals; delta of the implied epsilons.
-    fpr_targets : tuple of float
-    clip : float
-        Probability clipping before logs/logits (see ``DEFAULT_CLIP``).
-    train_accuracy, test_accuracy : float
-        Mean accuracy of the targets on their members / non-members.
-    elapsed_seconds : float
-    signals : MembershipSignals or None
-        All model outputs, to rerun attacks with other options
-        (:func:`evaluate_scores`, the functions of :mod:`.attacks`).
-    """
-
-    attacks: tuple[AttackResult, ...]
-    model: str
-    proven_epsilon: float
-    proven_delta: float
-    claimed_epsilon: float | None
-    n_shadows: int
-    n_targets: int
-    n_candidates: int
-    n_population: int
-    in_fraction: float
-    confidence: float
-    delta: float
-    fpr_targets: tuple[float, ...]
-    clip: float
-    train_accuracy: float
-    test_accuracy: float
-    elapsed_seconds: float
-    signals: MembershipSignals | None = field(default=None, repr=False)
-
-    def __getitem__(self, name: str) -> AttackResult:
-        for a in self.attacks:
-            if a.attack == name:
-                return a
-        raise KeyError(f"No attack {name!r} in this result; have {self.names}.")
-
-    def __iter__(self) -> Iterator[AttackResult]:
-        return iter(self.attacks)
-
-    def __len__(self) -> int:
-        return len(self.attacks)
-
-    @property
-    def names(self) -> list[str]:
-        return [a.attack for a in self.attacks]
-
-    @property
-    def n_trials(self) -> int:
-        """Scored (target, candidate) pairs per attack."""
-        return self.n_targets * self.n_candidates
-
-    @property
-    def epsilon_lower(self) -> float:
-        """The empirical epsilon: largest held-out lower bound over attacks and FPRs.
-
-        The third number of DESIGN.md's "privacy truth" (next to the claimed and
-        the proven epsilon), at level ``confidence`` for each operating point
-        (not corrected for taking the maximum over attacks).
-        """
-        return max((p.epsilon_lower for a in self.attacks for p in a.heldout), default=0.0)
-
-    @property
-    def exceeds_proven(self) -> list[str]:
-        """Attacks whose *held-out* epsilon lower bound exceeds the proven epsilon.
-
-        Non-empty means the audit contradicts the ledger (a privet bug, or a
-        dependence between examples the interval ignores); the same-score bounds
-        are optimistic and are not used here.
-        """
-        out = []
-        for a in self.attacks:
-            if any(p.epsilon_lower > self.proven_epsilon + 1e-12 for p in a.heldout):
-                out.append(a.attack)
-        return out
-
-    def rows(self) -> list[dict[str, Any]]:
-        """One flat dict per attack (for CSV files and data frames)."""
-        rows = []
-        for a in self.attacks:
-            m = a.metrics
-            row: dict[str, Any] = {
-                "model": self.model,
-                "proven_epsilon": self.proven_epsilon,
-                "claimed_epsilon": self.claimed_epsilon,
-                "attack": a.attack,
-                "auc": m.auc,
-                "auc_lower": a.auc.interval[0],
-                "auc_upper": a.auc.interval[1],
-                "balanced_accuracy": m.balanced_accuracy,
-                "advantage": m.advantage,
-            }
-            for op, imp, ho in zip(m.operating_points, a.implied, a.heldout, strict=True):
-                tag = _fpr_tag(op.target_fpr)
-                row[f"tpr_at_{tag}"] = op.tpr
-                row[f"tpr_at_{tag}_lower"] = op.tpr_interval[0]
-                row[f"tpr_at_{tag}_upper"] = op.tpr_interval[1]
-                row[f"eps_implied_at_{tag}"] = imp.estimate
-                row[f"eps_implied_at_{tag}_lower"] = imp.lower
-                row[f"eps_implied_at_{tag}_upper"] = imp.upper
-                row[f"eps_heldout_lower_at_{tag}"] = ho.epsilon_lower
-            row.update(
-                n_shadows=self.n_shadows,
-                n_targets=self.n_targets,
-                n_candidates=self.n_candidates,
-                n_population=self.n_population,
-                train_accuracy=self.train_accuracy,
-                test_accuracy=self.test_accuracy,
-                confidence=self.confidence,
-                delta=self.delta,
-            )
-            rows.append(row)
-        return rows
-
-    def to_dict(self, *, include_scores: bool = False) -> dict[str, Any]:
-        """JSON-friendly record (``inf`` as the string ``"inf"``)."""
-        return _finite(
-            {
-                "model": self.model,
-                "proven_epsilon": self.proven_epsilon,
-                "proven_delta": self.proven_delta,
-                "claimed_epsilon": self.claimed_epsilon,
-                "n_shadows": self.n_shadows,
-                "n_targets": self.n_targets,
-                "n_candidates": self.n_candidates,
-                "n_population": self.n_population,
-                "in_fraction": self.in_fraction,
-                "confidence": self.confidence,
-                "delta": self.delta,
-                "fpr_targets": list(self.fpr_targets),
-                "clip": self.clip,
-                "train_accuracy": self.train_accuracy,
-                "test_accuracy": self.test_accuracy,
-                "elapsed_seconds": self.elapsed_seconds,
-                "epsilon_lower": self.epsilon_lower,
-                "exceeds_proven": self.exceeds_proven,
-                "attacks": [a.to_dict(include_scores=include_scores) for a in self.attacks],
-            }
-        )
-
-    def to_json(self, *, indent: int | None = 2) -> str:
-        return json.dumps(self.to_dict(), indent=indent)
-
-    def to_markdown(self, *, target_fpr: float = 0.01, header: bool = True) -> str:
-        """A markdown summary: one row per attack, proven epsilon next to the implied one."""
-        from privet.audits.mia.report import markdown_table
-
-        return markdown_table({self.model: self}, target_fpr=target_fpr, header=header)
-
-    def __str__(self) -> str:
-        return self.to_markdown()
-
-
-def _fpr_tag(f: float) -> str:
-    return f"{f * 100:g}pct".replace(".", "_")
 
 
 # -- evaluation ------------------------------------------------------------------------------
@@ -492,6 +197,7 @@ def membership_inference(
     delta: float | None = None,
     keep_signals: bool = True,
     n_jobs: int | None = None,
+    backend: Any = None,
     verbose: int = 0,
     random_state: int | np.random.Generator | None = None,
 ) -> MIAResult:
@@ -551,13 +257,18 @@ def membership_inference(
     keep_signals : bool, default=True
         Keep all model outputs in the result (``result.signals``).
     n_jobs : int, optional
-        joblib workers for training and querying; the backend is joblib's
+        joblib workers for training and querying.
+    backend : str or joblib backend, optional
+        joblib backend; None uses the active ``joblib.parallel_config``
         (``joblib.parallel_config(backend="dask")`` etc. for a cluster).
     verbose : int, default=0
         joblib verbosity.
     random_state : int, Generator or None
-        Seeds the split and the membership design (not the models: their
-        randomness is ``make_model``'s business, and DP noise is never seeded).
+        Seeds the split, the membership design and every model whose
+        ``random_state`` parameter is None (one seed per model, through
+        ``set_params``), so a seeded experiment gives the same numbers with any
+        ``n_jobs`` and backend when the models' randomness is in their
+        ``random_state``; OpenDP's noise cannot be seeded.
 
     Returns
     -------
@@ -576,6 +287,13 @@ def membership_inference(
     """
     t0 = time.perf_counter()
     confidence = check_confidence(confidence)
+    random_state = check_seed(random_state)
+    parallel(n_jobs, backend)  # refuses a bad n_jobs or backend before any training
+    if not callable(make_model):
+        raise InvalidParameterError(
+            "'make_model' must be a callable returning a fresh estimator, e.g. "
+            f"functools.partial(DPID3Classifier, epsilon=1.0, schema=schema); got {make_model!r}."
+        )
     n_targets = _check_int("n_targets", n_targets, 1)
     in_fraction = check_fraction("in_fraction", in_fraction)
     clip = check_clip(clip)
@@ -607,13 +325,9 @@ def membership_inference(
             f"The 'variance' parameter must be 'auto', 'global' or 'per_example'; got {variance!r}."
         )
     if not (isinstance(rmia_a, str) and rmia_a == "auto"):
-        rmia_a = _check_a(rmia_a)
-    rmia_gamma = _check_gamma(rmia_gamma)
-    fpr_targets = tuple(float(f) for f in fpr_targets)
-    if any(not 0.0 < f < 1.0 for f in fpr_targets):
-        raise InvalidParameterError(
-            f"'fpr_targets' must be rates in (0, 1), e.g. (0.001, 0.01); got {fpr_targets}."
-        )
+        rmia_a = check_a(rmia_a)
+    rmia_gamma = check_gamma(rmia_gamma)
+    fpr_targets = check_fpr_targets(fpr_targets)
     if delta is not None:
         delta = check_delta(delta)
 
@@ -649,6 +363,8 @@ def membership_inference(
         if n_shadows
         else np.zeros((0, n), dtype=bool)
     )
+    attack_seed = int(rng.integers(2**31))
+    model_seeds = [int(v) for v in rng.integers(2**32, size=n_targets + n_shadows)]
     signals = collect_signals(
         X,
         y,
@@ -660,6 +376,8 @@ def membership_inference(
         y_population=y_pop,
         query=query,
         n_jobs=n_jobs,
+        backend=backend,
+        seeds=model_seeds,
         verbose=verbose,
     )
     return _attack_and_evaluate(
@@ -675,7 +393,7 @@ def membership_inference(
         fpr_targets=fpr_targets,
         delta=delta,
         keep_signals=keep_signals,
-        seed=int(rng.integers(2**31)),
+        seed=attack_seed,
         t0=t0,
     )
 
@@ -781,7 +499,7 @@ def attack_signals(
             f"The shadow-based attacks need at least 2 shadow models; got {signals.n_shadows}."
         )
     if not (isinstance(rmia_a, str) and rmia_a == "auto"):
-        rmia_a = _check_a(rmia_a)
+        rmia_a = check_a(rmia_a)
     frac = float(signals.shadow_in.mean()) if signals.n_shadows else float(signals.target_in.mean())
     return _attack_and_evaluate(
         signals,
@@ -791,9 +509,9 @@ def attack_signals(
         clip=check_clip(clip),
         variance=variance,
         rmia_a=rmia_a,
-        rmia_gamma=_check_gamma(rmia_gamma),
+        rmia_gamma=check_gamma(rmia_gamma),
         attack_model=attack_model,
-        fpr_targets=tuple(float(f) for f in fpr_targets),
+        fpr_targets=check_fpr_targets(fpr_targets),
         delta=None if delta is None else check_delta(delta),
         keep_signals=True,
         seed=int(np.random.default_rng(random_state).integers(2**31)),

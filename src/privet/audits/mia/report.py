@@ -1,135 +1,20 @@
-"""Reports of membership-inference results: markdown tables and log-log ROC plots."""
+"""Reports of membership-inference results: log-log ROC plots (and the markdown tables).
+
+:func:`markdown_table` and :func:`format_epsilon` live in
+:mod:`~privet.audits.mia.results` and are re-exported here.
+"""
 
 from __future__ import annotations
 
 import math
 import os
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
 
 import numpy as np
 
-from privet.errors import InvalidParameterError
-
-if TYPE_CHECKING:
-    from privet.audits.mia.experiment import MIAResult
+from privet.audits.mia.results import MIAResult, _as_mapping, _pct, format_epsilon, markdown_table
 
 __all__ = ["format_epsilon", "markdown_table", "plot_roc"]
-
-
-def format_epsilon(x: float | None, digits: int = 3) -> str:
-    """``∞`` for infinity, ``—`` for None, else ``digits`` significant digits."""
-    if x is None:
-        return "—"
-    if math.isinf(x):
-        return "∞" if x > 0 else "-∞"
-    if math.isnan(x):
-        return "nan"
-    return f"{x:.{digits}g}"
-
-
-def _as_mapping(results: object) -> dict[str, MIAResult]:
-    from privet.audits.mia.experiment import MIAResult
-
-    if isinstance(results, MIAResult):
-        return {results.model: results}
-    if isinstance(results, Mapping):
-        out = dict(results)
-    elif isinstance(results, Sequence):
-        out = {}
-        for i, r in enumerate(results):
-            key = r.model if r.model not in out else f"{r.model} ({i})"
-            out[key] = r
-    else:
-        raise InvalidParameterError(
-            "Pass an MIAResult, a mapping label -> MIAResult, or a sequence of them; got "
-            f"{type(results).__name__}."
-        )
-    if not out or not all(isinstance(r, MIAResult) for r in out.values()):
-        raise InvalidParameterError("Expected at least one MIAResult.")
-    return out
-
-
-def _pct(x: float) -> str:
-    return f"{100 * x:g}%"
-
-
-def markdown_table(
-    results: MIAResult | Mapping[str, MIAResult] | Sequence[MIAResult],
-    *,
-    target_fpr: float = 0.01,
-    header: bool = True,
-) -> str:
-    """One markdown table over several results: a row per (model, attack).
-
-    Columns: the proven epsilon of the ledger (and the claim, when it differs),
-    ROC AUC with its DeLong interval, best balanced accuracy, TPR at each target
-    FPR with its Clopper–Pearson interval, the epsilon implied at
-    ``target_fpr`` (estimate and [lower, upper]; lower is the conservative
-    Clopper–Pearson bound) and the held-out lower bound (threshold chosen on
-    other targets).
-    """
-    res = _as_mapping(results)
-    first = next(iter(res.values()))
-    conf = _pct(first.confidence)
-    fprs = first.fpr_targets
-    tag = _pct(target_fpr)
-    cols = ["model", "proven ε", "attack", f"AUC [{conf} CI]", "bal. acc."]
-    cols += [f"TPR@{_pct(f)} [CI]" for f in fprs]
-    cols += [f"implied ε @{tag}: est. [lower, upper]", f"held-out ε lower @{tag}"]
-    lines = []
-    if header:
-        for label, r in res.items():
-            claim = (
-                f", claimed ε = {format_epsilon(r.claimed_epsilon)}"
-                if r.claimed_epsilon is not None
-                and not math.isclose(r.claimed_epsilon, r.proven_epsilon)
-                else ""
-            )
-            lines.append(
-                f"- **{label}**: proven ε = {format_epsilon(r.proven_epsilon)}"
-                f" (δ = {r.proven_delta:g}){claim}; {r.n_shadows} shadow models, "
-                f"{r.n_targets} target(s) × {r.n_candidates} candidates, "
-                f"{r.n_population} population samples; empirical ε lower (held-out, best "
-                f"attack) = {format_epsilon(r.epsilon_lower)}; target accuracy "
-                f"{r.train_accuracy:.3f} (members) / {r.test_accuracy:.3f} (non-members)"
-                + (
-                    f"; **held-out bound exceeds the proven ε: {', '.join(r.exceeds_proven)}**"
-                    if r.exceeds_proven
-                    else ""
-                )
-            )
-        lines.append("")
-    lines.append("| " + " | ".join(cols) + " |")
-    lines.append("|" + "|".join("---" for _ in cols) + "|")
-    for label, r in res.items():
-        for a in r.attacks:
-            m = a.metrics
-            lo, hi = a.auc.interval
-            cells = [
-                label,
-                format_epsilon(r.proven_epsilon),
-                a.attack,
-                f"{m.auc:.3f} [{lo:.3f}, {hi:.3f}]",
-                f"{m.balanced_accuracy:.3f}",
-            ]
-            for f in fprs:
-                op = a.operating_point(f)
-                cells.append(f"{op.tpr:.4f} [{op.tpr_interval[0]:.4f}, {op.tpr_interval[1]:.4f}]")
-            try:
-                imp = a.implied_at(target_fpr)
-                cells.append(
-                    f"{format_epsilon(imp.estimate)} [{format_epsilon(imp.lower)}, "
-                    f"{format_epsilon(imp.upper)}]"
-                )
-            except InvalidParameterError:
-                cells.append("—")
-            try:
-                cells.append(format_epsilon(a.heldout_at(target_fpr).epsilon_lower))
-            except InvalidParameterError:
-                cells.append("—")
-            lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines)
 
 
 def _dp_bound(fpr: np.ndarray, eps: float, delta: float) -> np.ndarray:

@@ -31,9 +31,11 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from joblib import Parallel, delayed
+from joblib import delayed
 from numpy.typing import ArrayLike, NDArray
 
+from privet.audits.bounds import check_real
+from privet.audits.sampling import parallel
 from privet.errors import InvalidParameterError
 
 __all__ = [
@@ -64,17 +66,7 @@ emptied) leaves map to the two ends of the range instead of to ``±inf``.
 
 def check_clip(clip: float) -> float:
     """Validate the clipping constant: a float in the open interval (0, 0.5)."""
-    try:
-        value = float(clip)
-    except (TypeError, ValueError):
-        raise InvalidParameterError(
-            f"The 'clip' parameter must be a float in (0, 0.5), e.g. 1e-4; got {clip!r}."
-        ) from None
-    if not 0.0 < value < 0.5:
-        raise InvalidParameterError(
-            f"The 'clip' parameter must be a float in (0, 0.5), e.g. 1e-4; got {clip!r}."
-        )
-    return value
+    return check_real(clip, "clip", lower=0.0, upper=0.5, example=", e.g. 1e-4")
 
 
 def true_class_probability(proba: ArrayLike, labels: ArrayLike) -> NDArray[np.float64]:
@@ -152,17 +144,8 @@ def inclusion_matrix(
 
 def check_fraction(name: str, value: float, *, allow_zero: bool = False) -> float:
     """Validate a fraction in (0, 1) (or [0, 1) with ``allow_zero``)."""
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        v = math.nan
-    low_ok = v >= 0.0 if allow_zero else v > 0.0
-    if not (low_ok and v < 1.0):
-        interval = "[0, 1)" if allow_zero else "(0, 1)"
-        raise InvalidParameterError(
-            f"The '{name}' parameter must be a float in {interval}, e.g. 0.5; got {value!r}."
-        )
-    return v
+    closed = "left" if allow_zero else "neither"
+    return check_real(value, name, lower=0.0, upper=1.0, closed=closed, example=", e.g. 0.5")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -373,12 +356,28 @@ def _fit_and_query(
     n_eval: int,
     query: Callable[[Any], Query] | None,
     classes: Sequence[Any],
+    seed: int | None = None,
 ) -> tuple[NDArray[np.float64], ModelInfo]:
     model = make_model()
+    if seed is not None:
+        _seed_model(model, seed)
     model.fit(_take(X, train_idx), _take(y, train_idx))
     fn = model.predict_proba if query is None else query(model)
     proba = _align(fn(X_eval), getattr(model, "classes_", None), classes, n_eval)
     return proba, _model_info(model)
+
+
+def _seed_model(model: Any, seed: int) -> None:
+    """Give ``model`` the ``random_state`` ``seed`` if it has that parameter and it is None."""
+    get_params = getattr(model, "get_params", None)
+    if get_params is None:
+        return
+    try:
+        params = get_params(deep=False)
+    except TypeError:
+        params = get_params()
+    if "random_state" in params and params["random_state"] is None:
+        model.set_params(random_state=seed)
 
 
 def collect_signals(
@@ -393,6 +392,8 @@ def collect_signals(
     y_population: Any = None,
     query: Callable[[Any], Query] | None = None,
     n_jobs: int | None = None,
+    backend: Any = None,
+    seeds: Sequence[int | None] | None = None,
     verbose: int = 0,
 ) -> MembershipSignals:
     """Train every target and shadow model and query it on candidates and population.
@@ -416,9 +417,14 @@ def collect_signals(
         Shadows are the attacker's own models and are always queried with
         ``predict_proba``.
     n_jobs : int, optional
-        joblib workers (``-1``: all cores). The backend is joblib's default
-        (loky) unless the caller selects another with
-        ``joblib.parallel_config(backend="dask"|"ray"|...)``.
+        joblib workers (``-1``: all cores).
+    backend : str or joblib backend, optional
+        joblib backend; None uses the active ``joblib.parallel_config``
+        (loky unless the caller selected ``"dask"``, ``"ray"``, ...).
+    seeds : sequence of int, optional
+        One seed per model, targets first then shadows: a model whose
+        ``random_state`` parameter is None gets its seed (``set_params``), so
+        seeded experiments give the same signals on every backend.
     """
     target_in = np.asarray(target_in, dtype=bool)
     shadow_in = np.asarray(shadow_in, dtype=bool)
@@ -427,11 +433,26 @@ def collect_signals(
     X_eval = _concat(X, X_population if m else None)
     n_eval = n + m
     jobs = [(True, row) for row in target_in] + [(False, row) for row in shadow_in]
-    out = Parallel(n_jobs=n_jobs, verbose=verbose)(
-        delayed(_fit_and_query)(
-            make_model, X, y, np.flatnonzero(row), X_eval, n_eval, query if is_t else None, classes
+    if seeds is None:
+        seeds = [None] * len(jobs)
+    if len(seeds) != len(jobs):
+        raise InvalidParameterError(
+            f"'seeds' needs one seed per model ({len(jobs)}: targets then shadows); got "
+            f"{len(seeds)}."
         )
-        for is_t, row in jobs
+    out = parallel(n_jobs, backend, verbose)(
+        delayed(_fit_and_query)(
+            make_model,
+            X,
+            y,
+            np.flatnonzero(row),
+            X_eval,
+            n_eval,
+            query if is_t else None,
+            classes,
+            seed,
+        )
+        for (is_t, row), seed in zip(jobs, seeds, strict=True)
     )
     probas = np.stack([p for p, _ in out]) if out else np.zeros((0, n_eval, len(classes)))
     infos = tuple(info for _, info in out)
@@ -453,3 +474,33 @@ def collect_signals(
         target_info=infos[:t],
         shadow_info=infos[t:],
     )
+
+
+# -- shared by the attacks -------------------------------------------------------------
+
+
+def as_2d(x: ArrayLike, name: str) -> NDArray[np.float64]:
+    a = np.asarray(x, dtype=np.float64)
+    if a.ndim == 1:
+        a = a[None, :]
+    if a.ndim != 2:
+        raise InvalidParameterError(f"'{name}' must be 1-D or 2-D; got shape {a.shape}.")
+    return a
+
+
+def check_shadows(
+    shadow: ArrayLike, shadow_in: ArrayLike, n: int, *, attack: str, minimum: int = 2
+) -> tuple[NDArray[np.float64], NDArray[np.bool_]]:
+    s = np.asarray(shadow, dtype=np.float64)
+    mask = np.asarray(shadow_in)
+    if s.ndim != 2 or mask.shape != s.shape or s.shape[1] != n:
+        raise InvalidParameterError(
+            f"{attack}: shadow signals and shadow_in must both have shape (n_shadows, {n}); "
+            f"got {s.shape} and {mask.shape}."
+        )
+    if s.shape[0] < minimum:
+        raise InvalidParameterError(
+            f"{attack} needs at least {minimum} shadow models (it fits IN and OUT statistics per "
+            f"example); got n_shadows={s.shape[0]}. Train more shadow models."
+        )
+    return s, mask.astype(bool)

@@ -44,8 +44,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import stats
 
-from privet.audits.bounds import check_confidence, check_delta, clopper_pearson
-from privet.audits.metrics import OperatingPoint, implied_epsilon, tpr_at_fpr
+from privet.audits.bounds import check_confidence, check_delta
+from privet.audits.metrics import OperatingPoint, tpr_at_fpr
 from privet.errors import InvalidParameterError
 
 __all__ = [
@@ -338,19 +338,6 @@ def heldout_operating_point(
     hit = s >= sel.threshold
     tp, fp = int(np.sum(hit & y)), int(np.sum(hit & ~y))
     n_pos, n_neg = int(y.sum()), int((~y).sum())
-    tpr_ci = clopper_pearson(tp, n_pos, confidence=confidence)
-    fpr_ci = clopper_pearson(fp, n_neg, confidence=confidence)
-    return OperatingPoint(
-        target_fpr=float(target_fpr),
-        threshold=float(sel.threshold),
-        tp=tp,
-        n_members=n_pos,
-        fp=fp,
-        n_nonmembers=n_neg,
-        tpr=tp / n_pos,
-        fpr=fp / n_neg,
-        tpr_interval=(float(tpr_ci.lower), float(tpr_ci.upper)),
-        fpr_interval=(float(fpr_ci.lower), float(fpr_ci.upper)),
-        epsilon_lower=implied_epsilon(tp, n_pos, fp, n_neg, delta=delta, confidence=confidence),
-        confidence=confidence,
+    return OperatingPoint.from_counts(
+        target_fpr, sel.threshold, tp, n_pos, fp, n_neg, confidence=confidence, delta=delta
     )
