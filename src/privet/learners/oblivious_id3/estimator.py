@@ -22,8 +22,8 @@ from privet.learners._base import (
     plan_depth,
     refuse_non_private,
 )
-from privet.learners._protocols.programs import choose_bit_length
 from privet.learners._params import Interval, StrOptions
+from privet.learners._protocols.programs import choose_bit_length
 from privet.learners._trees.accounting import (
     NOISES,
     ClaimRule,

@@ -23,8 +23,8 @@ from privet.learners._base import (
     interrupts_deferred,
     plan_depth,
 )
-from privet.learners._protocols.programs import choose_bit_length
 from privet.learners._params import Interval, StrOptions
+from privet.learners._protocols.programs import choose_bit_length
 from privet.learners._trees.accounting import (
     CLAIM_SOURCE,
     NOISES,
