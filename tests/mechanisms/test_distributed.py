@@ -5,13 +5,15 @@ Statistical assertions hold at confidence 1 - ALPHA (conftest).
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
 import pytest
-from mech_stats import assert_ks, assert_mean, assert_variance
+from mech_stats import assert_frequencies, assert_ks, assert_mean, assert_variance
 from scipy import integrate, stats
 
+from privet.errors import InvalidParameterError
 from privet.ledger import Guarantee, Ledger
 from privet.mechanisms import (
     DistributedLaplace,
@@ -199,3 +201,54 @@ def test_gamma_shape_parameter() -> None:
     mech = make_gamma_dlpa(scale=3.0, parties=2)
     shares = mech.shares(N)
     assert_variance(shares.sum(axis=0), 2 * 9.0, mean=0.0)
+
+
+# ------------------------------------------------- integer Polya shares (discrete=True)
+def test_discrete_shares_sum_to_the_discrete_laplace(ledger: Ledger) -> None:
+    """sum_k (N_k - N'_k), N ~ NB(1/K, 1 - e^{-1/b}), is discrete Laplace(b) (chi-square)."""
+    mech = make_gamma_dlpa(scale=2.0, parties=4, discrete=True)
+    out = mech(np.zeros((4, N), dtype=np.int64), scope=ledger)
+    assert out.dtype.kind == "i"
+    q = math.exp(-1 / 2.0)
+    z = np.arange(-40, 41)
+    pmf = (1 - q) / (1 + q) * q ** np.abs(z)
+    assert_frequencies(np.clip(out, -40, 40) + 40, pmf / pmf.sum())
+
+
+def test_discrete_colluders_epsilon_is_the_supremum_of_the_loss() -> None:
+    """log p(0) - log p(S) equals the brute-force sup over outputs of the privacy loss."""
+    from scipy import special
+    from scipy import stats as st
+
+    from privet.mechanisms.polya import discrete_residual_epsilon
+
+    for parties, colluders, sens, scale in [(5, 3, 2.0, 2.0), (4, 1, 1.0, 0.7), (3, 2, 3.0, 5.0)]:
+        a = (parties - colluders) / parties
+        logf = st.nbinom.logpmf(np.arange(6000), a, -math.expm1(-1 / scale))
+
+        def logp(z: int, logf: np.ndarray = logf) -> float:
+            return float(special.logsumexp(logf[:4000] + logf[abs(z) : 4000 + abs(z)]))
+
+        brute = max(logp(z) - logp(z - int(sens)) for z in range(-60, 60))
+        got = discrete_residual_epsilon(parties, colluders, sens, scale)
+        assert brute <= got <= brute + 1e-8
+
+
+def test_discrete_colluders_keep_a_pure_guarantee_for_every_coalition(ledger: Ledger) -> None:
+    mech = make_gamma_dlpa(1.0, parties=5, colluders=3, discrete=True, charge_colluders=True)
+    g = mech.collusion_guarantee()
+    assert math.isfinite(g.pure_epsilon) and g.delta == 0.0
+    assert collusion_guarantee(5, 3, scale=1.0).pure_epsilon == math.inf  # continuous shares
+    eps = [mech.collusion_guarantee(t).epsilon for t in range(5)]
+    assert eps[0] == pytest.approx(1.0) and all(x < y for x, y in itertools.pairwise(eps))
+    mech(np.zeros((5, 3), dtype=int), scope=ledger)
+    assert ledger.spent().epsilon == pytest.approx(g.epsilon)
+    (record,) = ledger._charges.values()
+    assert record.entry.discrete and record.entry.colluder_epsilon == pytest.approx(g.epsilon)
+
+
+def test_discrete_shares_refuse_real_values(ledger: Ledger) -> None:
+    mech = make_gamma_dlpa(1.0, parties=2, discrete=True)
+    with pytest.raises(InvalidParameterError, match="integer"):
+        mech(np.array([[0.5], [1.0]]), scope=ledger)
+    assert ledger.spent().epsilon == 0.0

@@ -23,8 +23,8 @@ from privet.mechanisms import (
     PiecewiseMultiMechanism,
     RandomisedResponse,
     _opendp,
-    central,
     distributed,
+    histogram,
     local,
     make_discrete_laplace,
     make_exponential,
@@ -122,7 +122,7 @@ def spy(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         calls.append("local_rng")
         return original_rng()
 
-    for module in (distributed, local, central):
+    for module in (distributed, local, histogram):
         monkeypatch.setattr(module, "local_rng", rng_spy)
     return calls
 

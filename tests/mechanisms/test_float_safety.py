@@ -208,23 +208,28 @@ def _vectorised(mech: Any, ledger: Ledger) -> Callable[..., np.ndarray]:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("statistic", [None, _low_bits], ids=["output", "low_bits"])
-def test_gamma_dlpa_sum_passes_privets_dp_test(ledger: Ledger, statistic: Any) -> None:
-    """The distributed Laplace's float sum, audited the same way (not proven: see its docstring)."""
-    mech = pm_gamma(epsilon=1.0, parties=4)
+@pytest.mark.parametrize("discrete", [False, True], ids=["gamma", "polya"])
+def test_gamma_dlpa_sum_passes_privets_dp_test(
+    ledger: Ledger, statistic: Any, discrete: bool
+) -> None:
+    """The distributed Laplace's sum, audited the same way (float shares: not proven)."""
+    mech = pm_gamma(epsilon=1.0, parties=4, discrete=discrete)
 
-    def run(first: float, size: int) -> np.ndarray:
-        values = np.zeros((4, size))
+    def run(first: int, size: int) -> np.ndarray:
+        values = np.zeros((4, size), dtype=np.int64 if discrete else float)
         values[0] = first
         return np.asarray(mech(values, scope=ledger))
 
     assert_dp(
         run,
         mech.epsilon,
-        neighbours=(0.0, 1.0),
+        neighbours=(0, 1),
         trials=DP_TRIALS,
         confidence=1 - ALPHA,
         statistic=statistic,
     )
+    if discrete:
+        assert np.asarray(run(0, 1000)).dtype.kind == "i"  # integers: the same support
 
 
 @pytest.mark.slow

@@ -83,6 +83,12 @@ class DistributedLaplace(Entry):
 
     The ledger composes ``epsilon``/``delta``: the outsider guarantee by default,
     the colluders' guarantee when ``charge_colluders`` is true.
+
+    ``discrete`` (optional, default false, added later): the shares are integer
+    Polya shares N_k - N'_k, N ~ NB(1/K, 1 - e^{-1/scale}), summing to the
+    discrete Laplace(scale) on an integer query; the colluders' residual is the
+    difference of two NB((K-t)/K) variables and ``colluder_epsilon`` its pure
+    epsilon (see :mod:`privet.mechanisms.polya`).
     """
 
     scale: float
@@ -92,6 +98,7 @@ class DistributedLaplace(Entry):
     colluder_epsilon: float = math.inf
     colluder_delta: float = 0.0
     charge_colluders: bool = False
+    discrete: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "scale", _pos(self.scale, "scale", "DistributedLaplace"))
@@ -118,6 +125,7 @@ class DistributedLaplace(Entry):
             self, "colluder_delta", check_delta(self.colluder_delta, "colluder_delta")
         )
         object.__setattr__(self, "charge_colluders", bool(self.charge_colluders))
+        object.__setattr__(self, "discrete", bool(self.discrete))
 
     @property
     def outsider_epsilon(self) -> float:

@@ -1,0 +1,307 @@
+"""Selection: the exponential mechanism and report-noisy-max (OpenDP samplers).
+
+Part of :mod:`privet.mechanisms.central`; exact selection probabilities for
+tests and audits live next to each mechanism.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from typing import Any, Literal
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy import integrate, special
+
+from privet.errors import InvalidParameterError
+from privet.ledger import ADD_REMOVE, Claim, Entry, Exponential, Guarantee, NeighbouringRelation
+from privet.mechanisms import _opendp
+from privet.mechanisms import _validate as v
+from privet.mechanisms.base import Mechanism
+from privet.mechanisms.entries import NoisyMax
+
+__all__ = [
+    "ExponentialMechanism",
+    "ReportNoisyMax",
+    "discrete_noisy_max_probabilities",
+    "exponential_mechanism_probabilities",
+    "make_exponential",
+    "make_report_noisy_max",
+    "permute_and_flip_probabilities",
+]
+
+
+def exponential_mechanism_probabilities(utilities: Any, scale: float) -> NDArray[np.float64]:
+    """Exact selection probabilities exp(u_i / scale) / sum_j exp(u_j / scale).
+
+    With scale = 2 Delta / epsilon this is the exponential mechanism of McSherry
+    & Talwar (2007); with Delta / epsilon its monotone variant.
+    """
+    u = np.asarray(utilities, dtype=float) / scale
+    return special.softmax(u, axis=-1)
+
+
+def permute_and_flip_probabilities(utilities: Any, scale: float) -> NDArray[np.float64]:
+    """Exact selection probabilities of report-noisy-max with Exponential(scale) noise.
+
+    P(i) = int_{u*}^inf (1/s) e^{-(x-u_i)/s} prod_{j != i} (1 - e^{-(x-u_j)/s}) dx
+    with u* = max_j u_j, which is the permute-and-flip mechanism (McKenna &
+    Sheldon 2020; Ding et al. 2021). Evaluated by quadrature, for tests and audits.
+    """
+    u = np.asarray(utilities, dtype=float).ravel()
+    top = u.max()
+    gaps = (top - u) / scale  # >= 0
+
+    def density(y: float, i: int) -> float:
+        others = np.delete(gaps, i)
+        return math.exp(-(y + gaps[i])) * float(np.prod(-np.expm1(-(y + others))))
+
+    probs = np.array([integrate.quad(density, 0, np.inf, args=(i,))[0] for i in range(u.size)])
+    return probs / probs.sum()
+
+
+class _Selection(Mechanism):
+    """Report-noisy-max over a finite candidate set (base of the two selections)."""
+
+    noise: Literal["gumbel", "exponential"]
+
+    def __init__(
+        self,
+        *,
+        epsilon: float,
+        sensitivity: float = 1.0,
+        monotone: bool = False,
+        relation: NeighbouringRelation | str = ADD_REMOVE,
+    ) -> None:
+        owner = type(self).__name__
+        self._epsilon = v.positive(epsilon, "epsilon", owner)
+        self.sensitivity = v.positive(sensitivity, "sensitivity", owner)
+        self.monotone = bool(monotone)
+        self.relation = v.relation(relation, owner)
+
+    @property
+    def epsilon(self) -> float:
+        return self._epsilon
+
+    @property
+    def scale(self) -> float:
+        """Noise scale 2 Delta / epsilon, or Delta / epsilon for a monotone utility."""
+        return (1 if self.monotone else 2) * self.sensitivity / self._epsilon
+
+    def privacy_map(self, d_in: float | None = None) -> Guarantee:
+        return Guarantee(self._epsilon * self._d_in(d_in) / self.sensitivity)
+
+    def _repr_extra(self) -> dict[str, Any]:
+        return {"monotone": self.monotone, "noise": self.noise}
+
+    def probabilities(self, utilities: Any) -> NDArray[np.float64]:
+        raise NotImplementedError  # pragma: no cover
+
+    def __call__(
+        self,
+        utilities: Any,
+        *,
+        scope: Any,
+        caller: str = "",
+        step: str = "",
+        claim: Claim | None = None,
+        disjoint_rows: bool = False,
+    ) -> Any:
+        """Charge ``scope``, then return the index of the selected candidate.
+
+        ``utilities`` is 1-D (one selection) or 2-D with ``disjoint_rows=True``:
+        one selection per row, each row computed on a disjoint part of the data
+        (one row per leaf of a tree), which costs one charge under add/remove
+        neighbours (parallel composition).
+        """
+        return self._release(
+            utilities,
+            scope=scope,
+            caller=caller,
+            step=step,
+            claim=claim,
+            validate=functools.partial(self._utilities, disjoint_rows=disjoint_rows),
+        )
+
+    def _utilities(self, utilities: Any, *, disjoint_rows: bool) -> NDArray[np.float64]:
+        owner = type(self).__name__
+        arr = v.finite_array(utilities, "utilities", owner)
+        if arr.ndim == 0 or arr.shape[-1] == 0:
+            raise InvalidParameterError(
+                f"The 'utilities' argument of {owner} needs at least one candidate; "
+                f"got shape {arr.shape}."
+            )
+        if arr.ndim > 1:
+            if not disjoint_rows:
+                raise InvalidParameterError(
+                    f"{owner} got utilities of shape {arr.shape}: pass disjoint_rows=True if "
+                    "each row is computed on a disjoint part of the data, or call once per "
+                    "selection (each call is charged)."
+                )
+            if self.relation is not ADD_REMOVE:
+                raise InvalidParameterError(
+                    f"{owner}: rows over disjoint parts are one charge only under add/remove "
+                    "neighbours; under replace-one a record can move between rows. Charge "
+                    "each row in its own scope (scope.partition) instead."
+                )
+        return arr
+
+    def _sample(self, arr: NDArray[np.float64]) -> NDArray[np.int64]:
+        return _opendp.noisy_max(arr, self.scale, gumbel=self.noise == "gumbel")
+
+
+class ExponentialMechanism(_Selection):
+    """Exponential mechanism over a finite candidate set (McSherry & Talwar 2007).
+
+    Selects i with probability proportional to exp(epsilon u_i / (2 Delta)), or
+    exp(epsilon u_i / Delta) when the utility is ``monotone`` (every score moves
+    in the same direction between neighbours); epsilon-DP. Sampled exactly as
+    report-noisy-max with Gumbel(scale) noise (the Gumbel-max trick), through
+    OpenDP's ``make_noisy_max``.
+    """
+
+    mechanism = "exponential"
+    noise = "gumbel"
+
+    def entry(self) -> Entry:
+        return Exponential(
+            epsilon=self._epsilon, sensitivity=self.sensitivity, monotone=self.monotone
+        )
+
+    def probabilities(self, utilities: Any) -> NDArray[np.float64]:
+        return exponential_mechanism_probabilities(utilities, self.scale)
+
+
+class ReportNoisyMax(_Selection):
+    """Report-noisy-max with Gumbel, exponential or discrete Laplace noise.
+
+    Gumbel noise of scale 2 Delta / epsilon gives exactly the exponential
+    mechanism's distribution. Exponential noise gives the permute-and-flip
+    distribution (Ding et al. 2021), which is *not* the exponential
+    mechanism's (it puts more mass on the best candidate); both are
+    epsilon-DP (McKenna & Sheldon 2020, Thm. 1).
+
+    ``noise="discrete_laplace"`` adds integer discrete Laplace noise of scale
+    ceil(2 Delta) / epsilon (OpenDP's sampler) and returns the *first* maximum:
+    epsilon-DP by Dwork & Roth's Claim 3.9 with integer thresholds (see
+    :mod:`privet.mpc.discrete`). It is the plaintext reference of the sound MPC
+    selection :class:`privet.mpc.SecureReportNoisyMax`, which samples the same
+    noise exactly on secret shares. Not offered for monotone utilities.
+    """
+
+    mechanism = "report_noisy_max"
+
+    def __init__(
+        self,
+        *,
+        epsilon: float,
+        sensitivity: float = 1.0,
+        noise: Literal["gumbel", "exponential", "discrete_laplace"] = "exponential",
+        monotone: bool = False,
+        relation: NeighbouringRelation | str = ADD_REMOVE,
+    ) -> None:
+        super().__init__(
+            epsilon=epsilon, sensitivity=sensitivity, monotone=monotone, relation=relation
+        )
+        if noise not in ("gumbel", "exponential", "discrete_laplace"):
+            raise InvalidParameterError(
+                "The 'noise' parameter of ReportNoisyMax must be 'gumbel', 'exponential' or "
+                f"'discrete_laplace'; got {noise!r}."
+            )
+        if noise == "discrete_laplace" and monotone:
+            raise InvalidParameterError(
+                "ReportNoisyMax(noise='discrete_laplace') has no monotone variant; drop "
+                "monotone=True."
+            )
+        self.noise = noise
+
+    @property
+    def scale(self) -> float:
+        if self.noise == "discrete_laplace":
+            return math.ceil(2 * self.sensitivity) / self._epsilon
+        return super().scale
+
+    def entry(self) -> Entry:
+        if self.noise == "gumbel":
+            return Exponential(
+                epsilon=self._epsilon, sensitivity=self.sensitivity, monotone=self.monotone
+            )
+        return NoisyMax(
+            epsilon=self._epsilon,
+            sensitivity=self.sensitivity,
+            noise=self.noise,
+            monotone=self.monotone,
+        )
+
+    def _sample(self, arr: NDArray[np.float64]) -> NDArray[np.int64]:
+        if self.noise != "discrete_laplace":
+            return super()._sample(arr)
+        noise = _opendp.laplace_int(np.zeros(arr.shape, dtype=np.int64), self.scale)
+        return np.argmax(arr + noise, axis=-1)  # first maximum: the fixed tie rule
+
+    def probabilities(self, utilities: Any) -> NDArray[np.float64]:
+        if self.noise == "gumbel":
+            return exponential_mechanism_probabilities(utilities, self.scale)
+        if self.noise == "discrete_laplace":
+            return discrete_noisy_max_probabilities(utilities, self.scale)
+        return permute_and_flip_probabilities(utilities, self.scale)
+
+
+def discrete_noisy_max_probabilities(utilities: Any, scale: float) -> NDArray[np.float64]:
+    """Exact P(first argmax of u + Z = i) for i.i.d. discrete Laplace(scale) noise Z.
+
+    Sums over the winner's noise z (the support is cut where the pmf is below
+    1e-18): candidate j < i must stay strictly below u_i + z, j > i at or below.
+    """
+    u = np.asarray(utilities, dtype=float).ravel()
+    q = math.exp(-1.0 / scale)
+    reach = math.ceil(scale * 42 + (u.max() - u.min())) + 2
+    z = np.arange(-reach, reach + 1)
+    pmf = (1 - q) / (1 + q) * q ** np.abs(z)
+
+    def cdf(x: NDArray[np.float64]) -> NDArray[np.float64]:  # P(Z <= x), x real
+        k = np.floor(x)
+        neg = q ** (-k) / (1 + q)  # k < 0
+        pos = 1 - q ** (k + 1) / (1 + q)  # k >= 0
+        return np.where(k < 0, neg, pos)
+
+    probs = np.empty(u.size)
+    for i in range(u.size):
+        level = u[i] + z  # the winner's noisy value
+        p = pmf.copy()
+        for j in range(u.size):
+            if j == i:
+                continue
+            gap = level - u[j]
+            # j < i: Z_j < gap (strict), i.e. Z_j <= ceil(gap) - 1; j > i: Z_j <= gap
+            p = p * (cdf(np.ceil(gap) - 1) if j < i else cdf(gap))
+        probs[i] = p.sum()
+    return probs / probs.sum()
+
+
+def make_exponential(
+    epsilon: float,
+    *,
+    sensitivity: float = 1.0,
+    monotone: bool = False,
+    relation: NeighbouringRelation | str = ADD_REMOVE,
+) -> ExponentialMechanism:
+    """An exponential mechanism with utility of sensitivity ``sensitivity``."""
+    return ExponentialMechanism(
+        epsilon=epsilon, sensitivity=sensitivity, monotone=monotone, relation=relation
+    )
+
+
+def make_report_noisy_max(
+    epsilon: float,
+    *,
+    sensitivity: float = 1.0,
+    noise: Literal["gumbel", "exponential", "discrete_laplace"] = "exponential",
+    monotone: bool = False,
+    relation: NeighbouringRelation | str = ADD_REMOVE,
+) -> ReportNoisyMax:
+    """Report-noisy-max with Gumbel, exponential or discrete Laplace noise."""
+    return ReportNoisyMax(
+        epsilon=epsilon, sensitivity=sensitivity, noise=noise, monotone=monotone, relation=relation
+    )
