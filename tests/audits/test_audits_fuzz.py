@@ -533,3 +533,32 @@ def test_assert_dp_validates_its_arguments(neighbours, trials, confidence, epsil
             assert "is not (" in str(exc) and "trials per input" in str(exc)
             return
     assert r.verdict == "PASS" and r.n_trials == trials
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck))
+@given(
+    n_shadows=st.integers(2, 3),
+    n_targets=st.integers(1, 2),
+    in_fraction=st.floats(0.3, 0.7),
+    population_fraction=st.floats(0.1, 0.4),
+    attacks=st.sampled_from([("loss",), ("lira_offline", "rmia"), ("shokri", "lira_online")]),
+    random_state=st.integers(0, 2**32),
+)
+def test_membership_inference_tiny_valid_runs_are_complete(
+    car, tiny_frame, n_shadows, n_targets, in_fraction, population_fraction, attacks, random_state
+):
+    """The valid corner of the fuzz above: every attack scores every (target, candidate)."""
+    make = functools.partial(ID3Classifier, max_depth=2, schema=car.schema)
+    res = privet_error_or(
+        lambda: membership_inference(
+            tiny_frame, make, target=car.schema.target_name, confidence=0.9,
+            n_shadows=n_shadows, n_targets=n_targets, in_fraction=in_fraction,
+            population_fraction=population_fraction, attacks=attacks, n_jobs=1,
+            random_state=random_state,
+        )
+    )  # fmt: skip
+    assert res is not None, "valid parameters were refused"
+    assert res.names == list(attacks) and res.n_shadows == n_shadows
+    for a in res.attacks:
+        assert len(a.scores) == n_targets * res.n_candidates
+        assert np.isfinite(a.scores).all()

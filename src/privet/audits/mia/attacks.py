@@ -35,14 +35,9 @@ from sklearn.base import clone
 from sklearn.ensemble import HistGradientBoostingClassifier
 from threadpoolctl import threadpool_limits
 
-from privet.audits.mia.lira import (
-    GLOBAL_VARIANCE_BELOW,
-    GaussianFit,
-    Variance,
-    fit_gaussians,
-    lira_offline,
-    lira_online,
-)
+from privet.audits.mia import lira as _lira
+from privet.audits.mia.lira import *  # noqa: F403  (re-exported, see __all__)
+from privet.audits.mia.lira import GaussianFit, fit_gaussians, lira_offline, lira_online
 from privet.audits.mia.rmia import rmia, tune_rmia_a
 from privet.audits.mia.signals import (
     DEFAULT_CLIP,
@@ -53,15 +48,10 @@ from privet.audits.mia.signals import (
 )
 from privet.errors import InvalidParameterError
 
-__all__ = [  # LiRA and RMIA live in lira.py and rmia.py; their names stay importable here
+__all__ = [  # LiRA lives in lira.py, RMIA in rmia.py; their names stay importable here
+    *_lira.__all__,
     "ATTACKS",
     "DEFAULT_ATTACKS",
-    "GLOBAL_VARIANCE_BELOW",
-    "GaussianFit",
-    "Variance",
-    "fit_gaussians",
-    "lira_offline",
-    "lira_online",
     "loss_attack",
     "rmia",
     "shokri_attack",

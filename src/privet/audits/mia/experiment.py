@@ -167,6 +167,14 @@ def _frame_and_target(data: Any, target: str | None) -> tuple[pd.DataFrame, str,
     return frame, name, classes
 
 
+def _data_classes(y: pd.Series) -> tuple[Any, ...]:
+    classes = tuple(pd.unique(y).tolist())
+    try:
+        return tuple(sorted(classes))
+    except TypeError:
+        return classes
+
+
 def _check_int(name: str, value: Any, minimum: int, why: str = "") -> int:
     if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < minimum:
         raise InvalidParameterError(
@@ -347,11 +355,11 @@ def membership_inference(
     X_all = frame.drop(columns=[target_col])
     y_all = frame[target_col]
     if classes is None:
-        classes = tuple(pd.unique(y_all).tolist())
-        try:
-            classes = tuple(sorted(classes))
-        except TypeError:
-            pass
+        # A bare frame: the model's public schema knows every class, even those the
+        # sample lacks (a model may predict them); else the classes found in the data.
+        model_schema = getattr(make_model(), "schema", None)
+        classes = getattr(model_schema, "classes", None)
+        classes = tuple(classes) if classes is not None else _data_classes(y_all)
     X = X_all.iloc[pool_idx].reset_index(drop=True)
     y = y_all.iloc[pool_idx].reset_index(drop=True)
     X_pop = X_all.iloc[pop_idx].reset_index(drop=True) if n_pop else None
