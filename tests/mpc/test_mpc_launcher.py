@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import time
 
@@ -133,3 +134,73 @@ def test_party_exception_is_reported_with_its_traceback():
     assert "ValueError: deliberate failure in party 1" in str(err)
     assert "Traceback (most recent call last)" in err.descriptions[1]
     assert 'party_programs.py", line' in err.descriptions[1]
+
+
+HOST_SCRIPT = """
+import sys, time
+from privet.mpc import spawn
+group = spawn(sys.argv[1], {"marker": sys.argv[2]}, timeout=30.0)
+print(" ".join(str(p.pid) for p in group.processes), flush=True)
+time.sleep(600)
+"""
+
+
+def _alive(pid: int) -> bool:
+    import os
+
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:  # a zombie (exited, not yet reaped by init) counts as gone
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().split()[2] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.mpc
+def test_parties_stop_when_their_host_is_killed(tmp_path):
+    """Issue 11, item 2: with the host SIGKILLed, the parties used to finish the protocol
+    and open every value while nothing was charged. They now stop on their own."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    marker = tmp_path / "started"
+    host = subprocess.Popen(
+        [sys.executable, "-c", HOST_SCRIPT, program("loop_rounds"), str(marker)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        pids = [int(p) for p in host.stdout.readline().split()]
+        assert len(pids) == 3
+        deadline = time.monotonic() + 120
+        while len(list(tmp_path.glob("started.*"))) < 3 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert len(list(tmp_path.glob("started.*"))) == 3, "the parties never got going"
+        assert all(_alive(p) for p in pids)
+        os.kill(host.pid, signal.SIGKILL)
+        host.wait()
+        deadline = time.monotonic() + 30
+        while any(_alive(p) for p in pids) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not any(_alive(p) for p in pids), "parties kept running without their host"
+    finally:
+        host.kill()
+        for p in pids if "pids" in locals() else []:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(p, signal.SIGKILL)
+
+
+def test_start_up_limit_follows_the_run_timeout():
+    """Issue 11: a party stalling at start-up was caught only after a fixed 120 s."""
+    from privet.mpc.launcher import default_start_timeout
+
+    assert default_start_timeout(5.0) == 30.0
+    assert default_start_timeout(20.0) == 40.0
+    assert default_start_timeout(60.0) == 120.0
+    assert default_start_timeout(600.0) == 120.0

@@ -35,6 +35,7 @@ from privet.mpc._runtime import get_runtime
 from privet.mpc.party import (
     DEFAULT_START_TIMEOUT,
     DEFAULT_TIMEOUT,
+    HOST_PID_ENV,
     PartyContext,
     call_program,
     check_target,
@@ -78,6 +79,17 @@ class MPCPartyError(MPCError):
         self.descriptions = descriptions
         self.reports = reports
         self.kind = kind
+
+
+def default_start_timeout(timeout: float) -> float:
+    """Start-up limit that follows the run's ``timeout``: ``2 * timeout`` within [30, 120] s."""
+    try:
+        t = float(timeout)
+    except (TypeError, ValueError):
+        return DEFAULT_START_TIMEOUT
+    if t != t:  # NaN: let the parameter check report it
+        return DEFAULT_START_TIMEOUT
+    return max(30.0, min(DEFAULT_START_TIMEOUT, 2.0 * t))
 
 
 def free_ports(count: int, host: str = "") -> list[int]:
@@ -336,7 +348,7 @@ def spawn(
     threshold: int | None = None,
     party_args: Sequence[Mapping[str, Any]] | None = None,
     timeout: float = DEFAULT_TIMEOUT,
-    start_timeout: float = DEFAULT_START_TIMEOUT,
+    start_timeout: float | None = None,
     grace: float = 1.0,
     host: str = "127.0.0.1",
     mpyc_options: Sequence[str] = (),
@@ -366,6 +378,8 @@ def spawn(
             f"threshold must be an int with 0 <= threshold < parties / 2 = {parties / 2}, got "
             f"{threshold!r} (semi-honest Shamir sharing needs an honest majority)."
         )
+    if start_timeout is None:
+        start_timeout = default_start_timeout(timeout)
     for name, value in (("timeout", timeout), ("start_timeout", start_timeout)):
         if not isinstance(value, int | float) or not value > 0:
             raise InvalidParameterError(f"{name} must be a number of seconds > 0, got {value!r}.")
@@ -387,6 +401,7 @@ def spawn(
     ports = free_ports(parties)
     child_env = dict(os.environ)
     child_env.update(env or {})
+    child_env[HOST_PID_ENV] = str(os.getpid())  # parties stop if this process dies
     paths = [p for p in sys.path if p]
     if child_env.get("PYTHONPATH"):
         paths.extend(child_env["PYTHONPATH"].split(os.pathsep))
@@ -449,7 +464,7 @@ def launch(
     threshold: int | None = None,
     party_args: Sequence[Mapping[str, Any]] | None = None,
     timeout: float = DEFAULT_TIMEOUT,
-    start_timeout: float = DEFAULT_START_TIMEOUT,
+    start_timeout: float | None = None,
     run_timeout: float | None = None,
     grace: float = 1.0,
     host: str = "127.0.0.1",
@@ -479,8 +494,10 @@ def launch(
         Seconds a party waits for a silent peer before failing (a lost
         connection fails at once). Must exceed the longest local computation
         between two messages.
-    start_timeout : float, default=120
-        Seconds to wait for all parties to connect.
+    start_timeout : float or None, default=None
+        Seconds to wait for all parties to connect; by default twice ``timeout``,
+        between 30 and 120 s, so a party that stalls while starting is caught on
+        the same scale as one that stalls later.
     run_timeout : float or None, default=None
         Overall wall-time limit of the run.
     grace : float, default=1

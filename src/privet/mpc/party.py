@@ -73,6 +73,8 @@ logger = logging.getLogger(__name__)
 
 DEFAULT_TIMEOUT = 60.0
 DEFAULT_START_TIMEOUT = 120.0
+#: Environment variable through which the launcher tells a party its host's pid.
+HOST_PID_ENV = "PRIVET_HOST_PID"
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,7 +106,7 @@ class PartyFailure(MPCError):
     ----------
     kind : str
         ``"peer_lost"``, ``"peer_unresponsive"``, ``"start_timeout"``,
-        ``"port_in_use"``, ``"shutdown_timeout"``, ``"bad_target"``,
+        ``"port_in_use"``, ``"shutdown_timeout"``, ``"bad_target"``, ``"host_lost"``,
         ``"result_not_picklable"``.
     peer : int or None
         The party blamed, if any.
@@ -208,6 +210,23 @@ class _Supervisor:
         self.exchangers: dict[int, Any] = {}
         self.nbytes_at_start: dict[int, int] = {}
         self.waiting_since: dict[int, float] = {}
+        # Set by privet's launcher: the host whose ledger pays for what this run opens.
+        host = os.environ.get(HOST_PID_ENV, "")
+        self.host_pid = int(host) if host.isdigit() else None
+
+    def host_gone(self) -> bool:
+        """Whether the launching host process has exited (parties started by hand: never)."""
+        if self.host_pid is None:
+            return False
+        if os.getppid() != self.host_pid:  # re-parented: the host died
+            return True
+        try:
+            os.kill(self.host_pid, 0)
+        except ProcessLookupError:
+            return True
+        except OSError:
+            return False
+        return False
 
     def install(self) -> None:
         for peer in self.mpc.parties:
@@ -257,6 +276,17 @@ class _Supervisor:
                 for peer in self.waiting_since:
                     self.waiting_since[peer] = now
             last_tick = now
+            if self.host_gone():
+                self.fail(
+                    PartyFailure(
+                        "host_lost",
+                        f"party {self.mpc.pid} stops: the host process {self.host_pid} that "
+                        "launched this run is gone, so nothing this run opens could be "
+                        "charged to its ledger (its reservation is charged in full instead).",
+                        None,
+                    )
+                )
+                return
             for peer, exchanger in self.exchangers.items():
                 if not self._awaiting(exchanger):
                     self.waiting_since.pop(peer, None)
