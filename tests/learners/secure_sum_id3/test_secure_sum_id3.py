@@ -160,7 +160,7 @@ def test_exact_protocol_refused_on_finite_budget(nursery):
     schema, X, y = nursery
     led = Ledger(budget=Guarantee(1.0))
     with pytest.raises(
-        BudgetExceededError, match="epsilon=None runs the paper's protocol.*Pass epsilon="
+        BudgetExceededError, match=r"epsilon=None runs the paper's protocol.*Pass epsilon="
     ):
         SecureSumID3Classifier(schema=schema, ledger=led).fit(X, y)
     assert led.charges == [] and led.spent().epsilon == 0
