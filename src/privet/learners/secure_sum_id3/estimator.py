@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
 import tempfile
+from collections.abc import Iterator
 from numbers import Integral, Real
 from pathlib import Path
 from typing import Any
@@ -309,7 +311,7 @@ class SecureSumID3Classifier(BaseTreeClassifier):
                 )
                 self.run_stats_ = None
             else:
-                with charged_in_full_on_failure(self, scope, self.schema_):
+                with self._charged_on_failure(scope):
                     arrays = self._run_parties(codes, ys, entries, prime)
                 tracker.replay(arrays)
             self.tree_ = _to_tree(arrays, self.schema_.n_classes)
@@ -319,6 +321,24 @@ class SecureSumID3Classifier(BaseTreeClassifier):
         self.privacy_spent_ = res.used()
         self.privacy_claim_ = plan.claim
         return self
+
+    @contextlib.contextmanager
+    def _charged_on_failure(self, scope: Scope) -> Iterator[None]:
+        """A run that fails after launch may have released sums: charge them first."""
+        if self.epsilon is not None:
+            with charged_in_full_on_failure(self, scope, self.schema_):
+                yield
+            return
+        try:
+            yield
+        except Exception:
+            scope.charge(
+                NonPrivate(reason="aborted run: exact sums of unknown nodes may be released"),
+                mechanism="aborted MPC run (charged in full)",
+                caller=type(self).__name__,
+                step="protocol failed after launch; released sums unknown",
+            )
+            raise
 
     def _party_schema(self) -> Schema:
         if self.schema is None:

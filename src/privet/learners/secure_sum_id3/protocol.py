@@ -284,7 +284,7 @@ async def shamir_sum(
     rng: np.random.Generator,
     *,
     verify: str = "two",
-    tamper: bool = False,
+    tamper: str | None = None,
 ) -> np.ndarray:
     """Alg. 2 with the verification of Sec. 4.3, for a whole vector of secrets at once.
 
@@ -298,8 +298,9 @@ async def shamir_sum(
        of the 2n results (or all 2n with ``verify="all"``) and stop with
        :class:`SummationIntegrityError` if they disagree.
 
-    ``tamper`` is a testing hook: this party adds 1 to its first intermediate
-    result (a malicious party in the intermediate phase).
+    ``tamper`` is a testing hook for a malicious party in the intermediate
+    phase: ``"result"`` adds 1 to its first intermediate result (before it
+    commits), ``"reveal"`` reveals a result other than the one it committed to.
     """
     n, me, p = plan.n, mpc.pid, plan.p
     shares = plan.share(values, rng)
@@ -319,12 +320,15 @@ async def shamir_sum(
     for got in received:  # Alg. 2 step 9; n < 2^32 terms < 2^31 fit in int64
         inter = inter + _unwire(got[0], p)
     inter = np.mod(inter, p)
-    if tamper and inter.size:
+    if tamper == "result" and inter.size:
         inter[0, 0] = (int(inter[0, 0]) + 1) % p
     payload = _wire(inter, p)
     raw = payload.tobytes() if hasattr(payload, "tobytes") else repr(payload.tolist()).encode()
     nonce = secrets.token_bytes(16)
     commits = await mpc.transfer(hashlib.sha256(nonce + raw).digest())
+    if tamper == "reveal" and inter.size:
+        payload = payload.copy()
+        payload[0, 0] = (int(payload[0, 0]) + 1) % p
     opened = await mpc.transfer((nonce, payload))
     columns = []
     for j, (commitment, (their_nonce, their)) in enumerate(zip(commits, opened, strict=True)):
@@ -667,8 +671,8 @@ async def program(
     and ``y``), computes its local counts, and learns only the sums and the
     public tree. ``scales`` (one per level) turns on the DP variant: the party
     adds its share of discrete-Laplace noise to its counts before summation.
-    ``tamper={"party": i, "round": r}`` is the testing hook of a malicious
-    party i sending a wrong intermediate result in round r.
+    ``tamper={"party": i, "round": r, "kind": "result" | "reveal"}`` is the
+    testing hook of a malicious party i in round r (see :func:`shamir_sum`).
     """
     import time
 
@@ -693,7 +697,9 @@ async def program(
         t_local += time.perf_counter() - t0
         total = np.zeros_like(vec)
         for a, b in chunks(level.length, n):
-            bad = bool(tamper) and tamper["party"] == me and tamper.get("round", 0) == rounds
+            bad = None
+            if tamper and tamper["party"] == me and tamper.get("round", 0) == rounds:
+                bad = tamper.get("kind", "result")
             if backend == "shamir":
                 total[a:b] = await shamir_sum(mpc, plan, vec[a:b], rng, verify=verify, tamper=bad)
             else:
