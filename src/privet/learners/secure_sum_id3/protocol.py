@@ -410,15 +410,24 @@ class OpenNode:
     splittable: bool
     offset: int = 0
     length: int = 0
+    totals: np.ndarray | None = None
 
 
 @dataclass
 class Level:
-    """The public layout of one summation round: the open nodes and their counts."""
+    """The public layout of one summation round: the open nodes and their counts.
+
+    ``phase`` is ``"totals"`` (Alg. 3 step 2: the class totals of every open
+    node), ``"tables"`` (step 7: |T(a_i, c_j)| and |T(a_i)| of every candidate
+    attribute, only for the nodes that steps 1-6 did not close), or
+    ``"both"`` (the DP variant: totals and tables in one noisy round, so that
+    the stopping rule costs no extra budget).
+    """
 
     depth: int
     nodes: list[OpenNode]
     length: int
+    phase: str = "both"
 
 
 @dataclass
@@ -437,6 +446,11 @@ class TreeArrays:
 
 class LevelGrower:
     """Algorithm 3 grown one level at a time (identical tree to the recursion).
+
+    The exact protocol runs two summation rounds per level, as Alg. 3 does per
+    node: the class totals of every open node (steps 1-6), then the split
+    counts of the nodes still open (step 7). The DP variant (``noisy``) sums
+    both in one round.
 
     Parameters
     ----------
@@ -477,55 +491,73 @@ class LevelGrower:
         t.parent.append(parent)
         return len(t.feature) - 1
 
-    def block(self, attrs: Sequence[int]) -> int:
-        """Counts of one splittable node: class totals, then per attribute its table(s)."""
-        per = sum(self.sizes[a] * (self.c + (1 if self.marginals else 0)) for a in attrs)
-        return self.c + per
+    def table_length(self, attrs: Sequence[int]) -> int:
+        """Split counts of one node: per candidate attribute its table (and marginals)."""
+        return sum(self.sizes[a] * (self.c + (1 if self.marginals else 0)) for a in attrs)
 
-    def _layout(self, depth: int, nodes: list[OpenNode]) -> Level:
+    def _layout(self, depth: int, nodes: list[OpenNode], phase: str) -> Level:
         off = 0
         for nd in nodes:
             self.tree.opened.append(nd.node)
             nd.offset = off
-            nd.length = self.block(nd.attrs) if nd.splittable else self.c
+            if phase == "totals":
+                nd.length = self.c
+            elif phase == "tables":
+                nd.length = self.table_length(nd.attrs)
+            else:
+                nd.length = self.c + (self.table_length(nd.attrs) if nd.splittable else 0)
             off += nd.length
-        return Level(depth, nodes, off)
+        return Level(depth, nodes, off, phase)
+
+    def _open(self, depth: int, nodes: list[OpenNode]) -> Level:
+        return self._layout(depth, nodes, "both" if self.noisy else "totals")
 
     def root(self) -> Level:
         root = self._add(0, -1)
         attrs = tuple(range(len(self.sizes)))
-        return self._layout(0, [OpenNode(root, 0, attrs, self.max_depth > 0 and bool(attrs))])
+        return self._open(0, [OpenNode(root, 0, attrs, self.max_depth > 0 and bool(attrs))])
 
     def decide(self, level: Level, sums: np.ndarray) -> tuple[Level | None, list[Any]]:
-        """Alg. 3 steps 1-8 for every node of ``level`` from its summed counts.
+        """Alg. 3 for every node of ``level`` from its summed counts.
 
-        Returns the next level (or None) and, per node, the routing
-        ``(attr, child_slot_per_value)`` or None for a leaf, where a child slot
-        is the index of the child in the next level or -1 (a leaf).
+        Returns the next round's level (or None) and, per node, its routing:
+        None (a leaf), ``("same", slot)`` (still open, same node, next round)
+        or ``(attr, child_slot_per_value)`` with -1 for a child that is a leaf.
         """
         c, t = self.c, self.tree
         sums = np.asarray(sums, dtype=np.int64)
         if self.noisy:
             sums = np.clip(sums, 0, None)
+        t.rounds += 1
+        if level.phase == "totals":
+            keep: list[OpenNode] = []
+            routes: list[Any] = []
+            for nd in level.nodes:
+                nd.totals = sums[nd.offset : nd.offset + c]
+                if self._closes(nd, nd.totals):
+                    routes.append(None)
+                else:
+                    keep.append(nd)
+                    routes.append(("same", len(keep) - 1))
+            return (self._layout(level.depth, keep, "tables") if keep else None), routes
         nxt: list[OpenNode] = []
-        routes: list[Any] = []
+        routes = []
         for nd in level.nodes:
             seg = sums[nd.offset : nd.offset + nd.length]
-            totals = seg[:c]
-            # steps 1-6: no attribute left (or depth reached), or one category only
-            if not nd.splittable or np.count_nonzero(totals) <= 1:
-                t.value[nd.node] = [float(x) for x in totals]
-                routes.append(None)
-                continue
+            if level.phase == "both":
+                nd.totals, seg = seg[:c], seg[c:]
+                if self._closes(nd, nd.totals):
+                    routes.append(None)
+                    continue
+            totals = nd.totals
             tables, margins = self._tables(nd, seg)
             best_k = int(np.argmax(information_gains(tables, [self.sizes[a] for a in nd.attrs])))
             best = nd.attrs[best_k]
-            w = self.sizes[best]
             t.feature[nd.node] = best
             t.child_start[nd.node] = len(t.children)
             rest = tuple(a for a in nd.attrs if a != best)
             slots = []
-            for v in range(w):
+            for v in range(self.sizes[best]):
                 kid = self._add(nd.depth + 1, nd.node)
                 t.children.append(kid)
                 if margins[best_k][v] <= 0:  # empty branch: the parent's majority
@@ -536,12 +568,18 @@ class LevelGrower:
                     nxt.append(OpenNode(kid, nd.depth + 1, rest, splittable))
                     slots.append(len(nxt) - 1)
             routes.append((best, slots))
-        t.rounds += 1
-        return (self._layout(level.depth + 1, nxt) if nxt else None), routes
+        return (self._open(level.depth + 1, nxt) if nxt else None), routes
+
+    def _closes(self, nd: OpenNode, totals: np.ndarray) -> bool:
+        """Alg. 3 steps 1-6: no attribute left (or depth reached), or one category only."""
+        if not nd.splittable or np.count_nonzero(totals) <= 1:
+            self.tree.value[nd.node] = [float(x) for x in totals]
+            return True
+        return False
 
     def _tables(self, nd: OpenNode, seg: np.ndarray) -> tuple[list[np.ndarray], list[np.ndarray]]:
         c = self.c
-        pos = c
+        pos = 0
         tables, margins = [], []
         for a in nd.attrs:
             w = self.sizes[a]
@@ -604,9 +642,12 @@ def local_counts(
         if rows.size == 0:
             continue
         yk = y[rows]
-        idx = [nd.offset + yk]
-        if nd.splittable:
-            pos = nd.offset + c
+        idx = []
+        pos = nd.offset
+        if level.phase != "tables":
+            idx.append(pos + yk)
+            pos += c
+        if level.phase == "tables" or (level.phase == "both" and nd.splittable):
             for a in nd.attrs:
                 w = grower.sizes[a]
                 col = codes[rows, a]
@@ -621,13 +662,16 @@ def local_counts(
 
 
 def route(codes: np.ndarray, slot: np.ndarray, routes: list[Any]) -> np.ndarray:
-    """Move each party's rows to the next level (Alg. 3 step 8: partition locally)."""
+    """Move each party's rows to the next round (Alg. 3 step 8: partition locally)."""
     new = np.full_like(slot, -1)
     for k, r in enumerate(routes):
         if r is None:
             continue
-        attr, slots = r
         rows = np.flatnonzero(slot == k)
+        if r[0] == "same":
+            new[rows] = r[1]
+            continue
+        attr, slots = r
         new[rows] = np.asarray(slots, dtype=np.int64)[codes[rows, attr]]
     return new
 
@@ -639,6 +683,22 @@ def chunks(length: int, n_parties: int) -> list[tuple[int, int]]:
 
 
 # ---------------------------------------------------------------- the program
+
+
+def peak_rss_kb() -> int:
+    """This process's peak resident memory (VmHWM; 0 where /proc is missing).
+
+    Not ``getrusage``: on Linux its ``ru_maxrss`` survives ``exec`` and so
+    reports the launching process's peak for a freshly started party.
+    """
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except OSError:  # pragma: no cover - not Linux
+        pass
+    return 0
 
 
 TREE_FIELDS = ("feature", "child_start", "children", "value", "depth", "parent", "rounds", "opened")
@@ -717,10 +777,5 @@ async def program(
     }
     if me == 0:  # plain types: the launcher unpickles it where this module has another name
         out["tree"] = {k: getattr(tree, k) for k in TREE_FIELDS}
-    try:
-        import resource
-
-        out["max_rss_kb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    except ImportError:  # pragma: no cover - not on POSIX
-        pass
+    out["max_rss_kb"] = peak_rss_kb()
     return out
