@@ -29,6 +29,7 @@ OUT = Path(__file__).parent / "results" / "seed001_timing.csv"
 FIELDS = [
     "dataset",
     "parties",
+    "max_depth",
     "backend",
     "seconds",
     "rounds",
@@ -42,10 +43,10 @@ FIELDS = [
 ]
 
 
-def run(name: str, k: int, backend: str) -> dict:
+def run(name: str, k: int, backend: str, max_depth: int | None = None) -> dict:
     schema, X, y, owner, Xte, yte = split(name)
     mask = owner < k
-    est = SecureSumID3Classifier(schema=schema, backend=backend, timeout=600.0)
+    est = SecureSumID3Classifier(schema=schema, backend=backend, max_depth=max_depth, timeout=600.0)
     load = load_average()
     t0 = time.perf_counter()
     est.fit(X[mask].reset_index(drop=True), y[mask], parties=owner[mask])
@@ -55,6 +56,7 @@ def run(name: str, k: int, backend: str) -> dict:
     return {
         "dataset": name,
         "parties": k,
+        "max_depth": "" if max_depth is None else max_depth,
         "backend": backend,
         "seconds": round(seconds, 2),
         "rounds": est.rounds_,
@@ -72,6 +74,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("dataset", choices=["nursery", "mfeat"])
     ap.add_argument("parties", type=int, nargs="+")
+    ap.add_argument("--max-depth", type=int, default=None, help="cut the tree (default: full)")
     ap.add_argument("--backend", default="shamir", choices=["shamir", "mpyc"])
     ap.add_argument(
         "--budget", type=float, default=600.0, help="stop before a run predicted to exceed it"
@@ -88,7 +91,7 @@ def main() -> None:
             if last is not None and last[1] * 4 * (k / last[0]) ** 2 / 4 > args.budget:
                 print(f"skip k={k}: predicted {last[1] * (k / last[0]) ** 2:.0f} s > budget")
                 continue
-            row = run(args.dataset, k, args.backend)
+            row = run(args.dataset, k, args.backend, args.max_depth)
             writer.writerow(row)
             fh.flush()
             print(row, flush=True)
