@@ -271,3 +271,10 @@ def test_dp_field_margin(nursery):
     schema, X, y = nursery
     with pytest.raises(InvalidParameterError, match="too small for the counts"):
         SecureSumID3Classifier(schema=schema, epsilon=1.0, prime=3001).fit(X, y)
+
+
+def test_explicit_owners_override_n_parties(nursery):
+    schema, X, y = nursery
+    owners = np.arange(len(y)) % 5
+    est = SecureSumID3Classifier(schema=schema, n_parties=1, max_depth=1).fit(X, y, parties=owners)
+    assert est.n_parties_ == 5

@@ -230,8 +230,8 @@ class SecureSumID3Classifier(BaseTreeClassifier):
             return "Shamir secure sum (exact)"
         return "distributed discrete Laplace + secure sum"
 
-    def _check_mode(self) -> None:
-        if self.n_parties < 2:
+    def _check_mode(self, dealt: bool) -> None:
+        if dealt and self.n_parties < 2:
             raise InvalidParameterError(
                 f"{type(self).__name__} needs at least 2 parties (the paper: n > 2), got "
                 f"n_parties={self.n_parties}: one party only has nothing to sum with; fit "
@@ -284,7 +284,7 @@ class SecureSumID3Classifier(BaseTreeClassifier):
                 f"fit_parties got {len(datasets)} dataset(s): the protocol needs at least 2 "
                 "parties (one party only has nothing to sum with)."
             )
-        self._check_mode()
+        self._check_mode(dealt=parties is None and datasets is None)
         self.schema_ = self._resolve_schema(X, y) if datasets is None else self._party_schema()
         plan = self.privacy_plan(self.schema_)
         scope = self._open_scope()

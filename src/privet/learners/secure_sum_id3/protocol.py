@@ -189,6 +189,7 @@ class SharingPlan:
     p: int
     complete: list[list[int]] = field(init=False)
     subsets: list[tuple[str, list[int], list[list[int]]]] = field(init=False)
+    _all: list[tuple[str, list[int], list[list[int]]]] | None = field(init=False, default=None)
 
     def __post_init__(self) -> None:
         m = 2 * self.n
@@ -210,7 +211,9 @@ class SharingPlan:
             )
 
     def leave_one_out(self) -> list[tuple[str, list[int], list[list[int]]]]:
-        """All 2n subsets of 2n - 1 points (verification "on request", Sec. 4.3)."""
+        """All 2n subsets of 2n - 1 points (verification "on request", Sec. 4.3); cached."""
+        if self._all is not None:
+            return self._all
         m = 2 * self.n
         out = []
         for drop in range(m):
@@ -222,6 +225,7 @@ class SharingPlan:
                     lagrange_weights([self.points[k] for k in keep], [0], self.p),
                 )
             )
+        self._all = out
         return out
 
     def share(self, values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
