@@ -17,6 +17,7 @@ from privet.learners.id3 import ID3Classifier
 from privet.learners.mpc_id3 import MPCID3Classifier
 from privet.learners.oblivious_id3 import ObliviousID3Classifier
 from privet.learners.partial_mpc_id3 import PartialMPCID3Classifier
+from privet.learners.secure_sum_id3 import SecureSumID3Classifier
 
 __all__ = [
     "DPExtraTreesClassifier",
@@ -27,4 +28,5 @@ __all__ = [
     "ObliviousID3Classifier",
     "PartialMPCID3Classifier",
     "PrivacyWarning",
+    "SecureSumID3Classifier",
 ]

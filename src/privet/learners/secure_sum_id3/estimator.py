@@ -1,0 +1,517 @@
+"""``SecureSumID3Classifier``: seed 001 (Emekci et al.) as a scikit-learn estimator."""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import tempfile
+from collections.abc import Iterator
+from numbers import Integral, Real
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from privet.data import Schema
+from privet.errors import InvalidParameterError, MPCError, SchemaError
+from privet.learners._base import (
+    BaseTreeClassifier,
+    _validate_params,
+    charged_in_full_on_failure,
+    refuse_non_private,
+)
+from privet.learners._params import Interval, StrOptions
+from privet.learners._tree import Tree
+from privet.learners.secure_sum_id3 import protocol as proto
+from privet.learners.secure_sum_id3.reference import grow_reference
+from privet.ledger import (
+    Claim,
+    Guarantee,
+    Laplace,
+    Ledger,
+    NeighbouringRelation,
+    NonPrivate,
+    PrivacyPlan,
+    Scope,
+)
+
+CLAIM_SOURCE = "seed 001 (Emekci et al.), Sec. 4.2-4.3, Lemmas 1-2"
+CLAIM_NOTE = (
+    "input privacy only: no party learns another party's rows beyond the released sums "
+    "(Lemma 1), an eavesdropper learns nothing without the points X (Lemma 2); the paper "
+    "makes no DP claim and admits (end of Sec. 5) that the sums and entropies leak"
+)
+EXACT_REASON = (
+    "exact sums released to every party (seed 001, Alg. 3): class totals, |T(a_i)| and "
+    "|T(a_i, c_j)| of every candidate attribute at this node"
+)
+DEFAULT_DP_DEPTH = 4
+NOISE_TAIL = 60.0  # P(|noise| > 60 * scale) < e^-60 per count: the field margin
+
+
+class SecureSumID3Classifier(BaseTreeClassifier):
+    """ID3 over many horizontally partitioned parties by Shamir secure summation.
+
+    Seed 001 (Emekci, Sahin, Agrawal, El Abbadi): every data owner keeps its
+    rows; the parties grow an ID3 tree (Alg. 3) whose counts |T(c_j)|,
+    |T(a_i)| and |T(a_i, c_j)| are summed over the parties with Shamir secret
+    sharing (Alg. 1-2), verified against a party that sends a wrong
+    intermediate result (Sec. 4.3: degree 2n - 2 polynomials, 2n points,
+    two (2n-1)-subsets, commit-then-reveal). One summation round per tree
+    level carries every count of every open node of the level.
+
+    Two variants:
+
+    * ``epsilon=None`` -- the paper's protocol: exact sums. Every party learns
+      every count and every entropy, so the release has no DP guarantee
+      (epsilon = infinity); it runs only on an unbounded ledger, which records
+      each node's release as ``NonPrivate`` with the paper's claim (input
+      privacy, Lemmas 1-2) next to it.
+    * ``epsilon=...`` -- the sound variant, the default whenever a budget is
+      given: each party adds its share of distributed discrete-Laplace noise
+      to its counts before summation (no party ever sees an exact count), the
+      budget is split evenly over the ``h + 1`` levels, and the nodes of a
+      level are a partition, charged through the ledger's scopes.
+
+    Parameters
+    ----------
+    epsilon : float or None, default=None
+        Total budget of the DP variant; None runs the exact protocol.
+    max_depth : int or None, default=None
+        Maximum number of splits on a path. None: no limit in the exact
+        protocol (Alg. 3 stops when no attribute is left), and
+        ``min(4, n_features)`` in the DP variant (each level costs budget).
+    n_parties : int, default=3
+        Number of parties when ``fit`` deals the rows itself.
+    backend : {"reference", "shamir", "mpyc"}, default="reference"
+        ``"reference"``: sums in this process (fast, same counts);
+        ``"shamir"``: the paper's protocol, every party an OS process
+        talking over TCP through MPyC's runtime; ``"mpyc"``: the same party
+        processes, summing with MPyC's built-in Shamir secret sharing.
+    verify : {"two", "all"}, default="two"
+        Sec. 4.3: compare the sums from two different (2n-1)-subsets of the
+        2n intermediate results, or from all 2n.
+    prime : int or None, default=None
+        The field Z_p of the summation (default 2^31 - 1); it must exceed
+        twice the largest sum.
+    timeout : float, default=120
+        Seconds a party waits for a silent peer before the run fails.
+    schema, ledger, public_domain, random_state
+        As for the other learners; ``random_state`` deals rows to parties.
+
+    Attributes
+    ----------
+    tree_ : Tree
+        The public tree; leaf values are the (exact or noisy) class totals.
+    n_parties_ : int
+    rounds_ : int
+        Summation rounds run (levels, or chunks of levels).
+    run_stats_ : RunStats or None
+        Time and bytes per party of a process run.
+    ledger_, privacy_spent_, privacy_claim_, classes_, schema_, n_features_in_
+
+    Notes
+    -----
+    Claimed: input privacy of each party's rows (Lemmas 1-2), no DP. Proven
+    by privet: nothing finite for ``epsilon=None`` (exact counts are
+    released); ``epsilon`` for the DP variant against anyone who sees the
+    tree or the sums, including any single party that subtracts its own noise
+    share (the other n - 1 shares already make a full discrete Laplace). The
+    noise shares come from numpy's PCG64DXSM seeded from the OS, not a CSPRNG.
+
+    References
+    ----------
+    F. Emekci, O. D. Sahin, D. Agrawal, A. El Abbadi, "Privacy preserving
+    decision tree learning over multiple parties", Data & Knowledge
+    Engineering 63 (2007).
+    """
+
+    _parameter_constraints = {
+        **BaseTreeClassifier._parameter_constraints,
+        "epsilon": [Interval(Real, 0, None, closed="neither"), None],
+        "max_depth": [Interval(Integral, 0, None, closed="left"), None],
+        "n_parties": [Interval(Integral, 1, None, closed="left")],
+        "backend": [StrOptions({"reference", "shamir", "mpyc"})],
+        "verify": [StrOptions({"two", "all"})],
+        "prime": [Interval(Integral, 2, None, closed="left"), None],
+        "timeout": [Interval(Real, 0, None, closed="neither")],
+        "ledger": "no_validation",
+    }
+
+    def __init__(
+        self,
+        *,
+        epsilon: float | None = None,
+        max_depth: int | None = None,
+        n_parties: int = 3,
+        backend: str = "reference",
+        verify: str = "two",
+        prime: int | None = None,
+        timeout: float = 120.0,
+        schema: Any = None,
+        ledger: Any = None,
+        public_domain: str = "schema",
+        random_state: Any = None,
+    ) -> None:
+        self.epsilon = epsilon
+        self.max_depth = max_depth
+        self.n_parties = n_parties
+        self.backend = backend
+        self.verify = verify
+        self.prime = prime
+        self.timeout = timeout
+        self.schema = schema
+        self.ledger = ledger
+        self.public_domain = public_domain
+        self.random_state = random_state
+
+    def __sklearn_tags__(self):  # type: ignore[no-untyped-def]
+        tags = super().__sklearn_tags__()
+        tags.non_deterministic = self.epsilon is not None
+        return tags
+
+    # -- plan ----------------------------------------------------------------
+    def _depth(self, schema: Schema | None) -> int:
+        d = schema.n_features if schema is not None else None
+        if self.max_depth is not None:
+            return int(self.max_depth) if d is None else min(int(self.max_depth), d)
+        if self.epsilon is None:
+            return d if d is not None else 0
+        return DEFAULT_DP_DEPTH if d is None else min(DEFAULT_DP_DEPTH, d)
+
+    def _relation(self) -> NeighbouringRelation:
+        led = getattr(self.ledger, "ledger", self.ledger)
+        return led.relation if led is not None else NeighbouringRelation.ADD_REMOVE
+
+    def _level_entries(self, schema: Schema | None) -> list[Any]:
+        """The entry charged at each node of each level 0..h (public)."""
+        h = self._depth(schema)
+        if self.epsilon is None:
+            return [NonPrivate(reason=EXACT_REASON)] * (h + 1)
+        d = schema.n_features if schema is not None else h
+        factor = 1.0 if self._relation() is NeighbouringRelation.ADD_REMOVE else 2.0
+        eps = float(self.epsilon) / (h + 1)
+        out = []
+        for level in range(h + 1):
+            # one record adds 1 to a class total and 1 to one |T(a_i, c_j)| per attribute
+            sens = factor * (1 + (d - level) if level < h and d - level > 0 else 1)
+            out.append(Laplace(scale=sens / eps, sensitivity=sens))
+        return out
+
+    def privacy_plan(self, schema: Schema | None = None) -> PrivacyPlan:
+        """What ``fit`` will charge, from the parameters and the public schema alone."""
+        _validate_params(self)
+        schema = schema if schema is not None else self.schema
+        entries = self._level_entries(schema)
+        h = len(entries) - 1
+        if self.epsilon is None:
+            how = f"exact sums at every node of up to {h + 1} levels (no DP guarantee)"
+        else:
+            how = (
+                f"distributed discrete Laplace, epsilon/(h+1) = {float(self.epsilon) / (h + 1):.4g} "
+                f"per level over {h + 1} levels; nodes of a level in parallel"
+            )
+        plan = PrivacyPlan(
+            caller=type(self).__name__,
+            description=how,
+            claim=Claim(math.inf, source=CLAIM_SOURCE, note=CLAIM_NOTE),
+        )
+        width = schema.max_domain_size if schema is not None else 2
+        node = plan
+        for level, entry in enumerate(entries):
+            node.charge(entry, mechanism=self._mechanism(), step=f"node counts, depth {level}")
+            if level < h:
+                node = node.partition(max(width, 2), label=f"depth {level + 1}")
+        return plan
+
+    def _mechanism(self) -> str:
+        if self.epsilon is None:
+            return "Shamir secure sum (exact)"
+        return "distributed discrete Laplace + secure sum"
+
+    def _check_mode(self, dealt: bool) -> None:
+        if dealt and self.n_parties < 2:
+            raise InvalidParameterError(
+                f"{type(self).__name__} needs at least 2 parties (the paper: n > 2), got "
+                f"n_parties={self.n_parties}: one party only has nothing to sum with; fit "
+                "an ID3Classifier on its own data instead."
+            )
+        if self.epsilon is None and self.ledger is not None:
+            refuse_non_private(
+                self,
+                what=(
+                    "epsilon=None runs the paper's protocol, which releases the exact counts "
+                    "of every tree node to every party (seed 001, Alg. 3), and with them the "
+                    "entropies; the paper claims input privacy only (Lemmas 1-2)."
+                ),
+                fix=(
+                    "Pass epsilon=... for the sound variant (distributed discrete-Laplace "
+                    "noise on the counts, proven), or pass "
+                    "ledger=Ledger(budget=Guarantee.unbounded()) to run the paper's protocol "
+                    "knowingly."
+                ),
+            )
+
+    def _open_scope(self) -> Scope:
+        if self.epsilon is None and self.ledger is None:
+            self.ledger_ = Ledger(budget=Guarantee.unbounded(), dataset="training data")
+            return self.ledger_.root
+        return self._scope(float(self.epsilon) if self.epsilon is not None else math.inf)
+
+    # -- fit -------------------------------------------------------------------
+    def fit(self, X: Any, y: Any, parties: Any = None) -> SecureSumID3Classifier:
+        """Fit on rows dealt to parties.
+
+        Parameters
+        ----------
+        X, y : training data (the union of the parties' rows).
+        parties : array-like of shape (n_samples,) or None
+            Which party holds each row (any labels; one party per distinct
+            label). None deals the rows to ``n_parties`` parties at random
+            (``random_state``), in nearly equal numbers.
+        """
+        return self._fit(X, y, parties, None)
+
+    def fit_parties(self, datasets: Any) -> SecureSumID3Classifier:
+        """Fit on one ``(X_i, y_i)`` per party; every X_i must follow the schema."""
+        return self._fit(None, None, None, list(datasets))
+
+    def _fit(self, X: Any, y: Any, parties: Any, datasets: list | None) -> Any:
+        _validate_params(self)
+        if datasets is not None and len(datasets) < 2:
+            raise InvalidParameterError(
+                f"fit_parties got {len(datasets)} dataset(s): the protocol needs at least 2 "
+                "parties (one party only has nothing to sum with)."
+            )
+        self._check_mode(dealt=parties is None and datasets is None)
+        self.schema_ = self._resolve_schema(X, y) if datasets is None else self._party_schema()
+        plan = self.privacy_plan(self.schema_)
+        scope = self._open_scope()
+        with self.ledger_.reserve(plan, scope=scope, caller=type(self).__name__) as res:
+            codes, ys = self._party_data(X, y, parties, datasets)
+            entries = self._level_entries(self.schema_)
+            prime = int(self.prime) if self.prime is not None else proto.DEFAULT_PRIME
+            n_rows = sum(len(v) for v in ys)
+            margin = 0 if self.epsilon is None else int(NOISE_TAIL * max(e.scale for e in entries))
+            proto.check_prime(prime, len(ys), n_rows + margin)
+            tracker = _ScopeTracker(scope, self.schema_, entries, type(self).__name__)
+            if self.backend == "reference":
+                arrays = grow_reference(
+                    codes,
+                    ys,
+                    self.schema_.domain_sizes,
+                    self.schema_.n_classes,
+                    self._depth(self.schema_),
+                    scales=None if self.epsilon is None else [e.scale for e in entries],
+                    rng=np.random.default_rng(),
+                    before_release=lambda level, grower: tracker.charge_level(
+                        [nd.node for nd in level.nodes], grower.tree
+                    ),
+                )
+                self.run_stats_ = None
+            else:
+                with self._charged_on_failure(scope):
+                    arrays = self._run_parties(codes, ys, entries, prime)
+                tracker.replay(arrays)
+            self.tree_ = _to_tree(arrays, self.schema_.n_classes)
+            self.rounds_ = int(arrays.rounds)
+        self._fitted_common(self.schema_)
+        self.n_parties_ = len(ys)
+        self.privacy_spent_ = res.used()
+        self.privacy_claim_ = plan.claim
+        return self
+
+    @contextlib.contextmanager
+    def _charged_on_failure(self, scope: Scope) -> Iterator[None]:
+        """A run that fails after launch may have released sums: charge them first."""
+        if self.epsilon is not None:
+            with charged_in_full_on_failure(self, scope, self.schema_):
+                yield
+            return
+        try:
+            yield
+        except Exception:
+            scope.charge(
+                NonPrivate(reason="aborted run: exact sums of unknown nodes may be released"),
+                mechanism="aborted MPC run (charged in full)",
+                caller=type(self).__name__,
+                step="protocol failed after launch; released sums unknown",
+            )
+            raise
+
+    def _party_schema(self) -> Schema:
+        if self.schema is None:
+            raise SchemaError(
+                f"{type(self).__name__}.fit_parties needs schema=...: the parties must agree "
+                "on one public schema before they start."
+            )
+        return self.schema
+
+    def _party_data(
+        self, X: Any, y: Any, parties: Any, datasets: list | None
+    ) -> tuple[list[np.ndarray], list[np.ndarray]]:
+        """Each party's codes and labels, validated against the schema (reads private data)."""
+        schema = self.schema_
+        if datasets is not None:
+            codes, ys = [], []
+            names = list(schema.feature_names)
+            for i, pair in enumerate(datasets):
+                try:
+                    Xi, yi = pair
+                except (TypeError, ValueError):
+                    raise SchemaError(
+                        f"party {i}: expected a pair (X_i, y_i), got {type(pair).__name__}."
+                    ) from None
+                if isinstance(Xi, pd.DataFrame):
+                    cols = [str(c) for c in Xi.columns if str(c) != schema.target_name]
+                    if cols != names:
+                        raise SchemaError(
+                            f"party {i}'s columns do not match the agreed schema: it has "
+                            f"{cols[:8]}{'...' if len(cols) > 8 else ''}, the schema "
+                            f"{names[:8]}{'...' if len(names) > 8 else ''}; every party must "
+                            "use the schema's features in its order. Nothing was charged."
+                        )
+                try:
+                    c_i = self._encode_X(schema, Xi)
+                    y_i = self._encode_y(schema, yi)
+                except SchemaError as exc:
+                    raise SchemaError(f"party {i}: {exc} Nothing was charged.") from None
+                if c_i.shape[0] != y_i.shape[0]:
+                    raise SchemaError(
+                        f"party {i}: X has {c_i.shape[0]} rows but y has {y_i.shape[0]}."
+                    )
+                codes.append(c_i)
+                ys.append(y_i)
+            self.n_features_in_ = schema.n_features
+        else:
+            all_codes, all_y = self._prepare(X, y)
+            if parties is None:
+                k = int(self.n_parties)
+                rng = np.random.default_rng(
+                    self.random_state
+                    if not isinstance(self.random_state, np.random.RandomState)
+                    else self.random_state.randint(2**31)
+                )
+                owner = np.empty(all_y.shape[0], dtype=np.int64)
+                owner[rng.permutation(all_y.shape[0])] = np.arange(all_y.shape[0]) % k
+                labels = np.arange(k)
+            else:
+                owner_raw = np.asarray(parties)
+                if owner_raw.shape != (all_y.shape[0],):
+                    raise SchemaError(
+                        f"parties must give one party per row, shape ({all_y.shape[0]},), got "
+                        f"{owner_raw.shape}."
+                    )
+                labels, owner = np.unique(owner_raw, return_inverse=True)
+                if labels.size < 2:
+                    raise InvalidParameterError(
+                        "parties names only one party: the protocol needs at least 2 (one "
+                        "party only has nothing to sum with). Nothing was charged."
+                    )
+            codes = [all_codes[owner == i] for i in range(len(labels))]
+            ys = [all_y[owner == i] for i in range(len(labels))]
+        empty = [i for i, v in enumerate(ys) if len(v) == 0]
+        if empty:
+            raise SchemaError(
+                f"parties {empty} have no rows: every party must hold at least one row "
+                "(a party without data would only learn the others' sums). Nothing was charged."
+            )
+        return codes, ys
+
+    def _run_parties(
+        self, codes: list[np.ndarray], ys: list[np.ndarray], entries: list[Any], prime: int
+    ) -> proto.TreeArrays:
+        from privet.mpc import launch
+
+        tamper = getattr(self, "_testing_tamper", None)
+        k = len(ys)
+        with tempfile.TemporaryDirectory(prefix="privet-seed001-") as tmp:
+            party_args = []
+            for i in range(k):
+                path = Path(tmp) / f"party{i}.npz"
+                np.savez(path, codes=codes[i], y=ys[i])
+                party_args.append({"data": str(path)})
+            args = {
+                "sizes": list(self.schema_.domain_sizes),
+                "n_classes": self.schema_.n_classes,
+                "max_depth": self._depth(self.schema_),
+                "backend": self.backend,
+                "prime": prime,
+                "verify": self.verify,
+                "scales": None if self.epsilon is None else [e.scale for e in entries],
+                "tamper": tamper,
+            }
+            run = launch(
+                f"{proto.__file__}:program",
+                args,
+                parties=k,
+                threshold=0 if self.backend == "shamir" else None,
+                party_args=party_args,
+                timeout=float(self.timeout),
+                mpyc_options=("--no-prss",),
+            )
+        digests = {r["digest"] for r in run.results}
+        if len(digests) != 1:
+            raise MPCError(
+                f"the {k} parties ended with {len(digests)} different trees; the run is void."
+            )
+        self.run_stats_ = run.stats
+        self.party_results_ = [
+            {key: r[key] for key in ("rounds", "counts_summed", "max_rss_kb") if key in r}
+            for r in run.results
+        ]
+        return proto.TreeArrays(**run.results[0]["tree"])
+
+
+class _ScopeTracker:
+    """Maps tree nodes to ledger scopes: a split partitions its node's scope by value."""
+
+    def __init__(self, root: Scope, schema: Schema, entries: list[Any], caller: str) -> None:
+        self.scopes: dict[int, Scope] = {0: root}
+        self.schema = schema
+        self.entries = entries
+        self.caller = caller
+        self.mechanism = (
+            "Shamir secure sum (exact)"
+            if isinstance(entries[0], NonPrivate)
+            else "distributed discrete Laplace + secure sum"
+        )
+
+    def scope(self, node: int, tree: proto.TreeArrays) -> Scope:
+        if node not in self.scopes:
+            parent = tree.parent[node]
+            sc = self.scope(parent, tree)
+            attr = tree.feature[parent]
+            start = tree.child_start[parent]
+            kids = tree.children[start : start + self.schema.domain_sizes[attr]]
+            name = self.schema.feature_names[attr]
+            labels = [f"{name}={lab}" for lab in self.schema.attributes[attr].labels]
+            for kid, part in zip(kids, sc.partition(labels), strict=True):
+                self.scopes[kid] = part
+        return self.scopes[node]
+
+    def charge_level(self, nodes: list[int], tree: proto.TreeArrays) -> None:
+        for node in nodes:
+            depth = tree.depth[node]
+            self.scope(node, tree).charge(
+                self.entries[depth],
+                mechanism=self.mechanism,
+                caller=self.caller,
+                step=f"node counts, depth {depth}",
+                claim=Claim(math.inf, source=CLAIM_SOURCE, note=CLAIM_NOTE) if node == 0 else None,
+            )
+
+    def replay(self, tree: proto.TreeArrays) -> None:
+        self.charge_level(list(tree.opened), tree)
+
+
+def _to_tree(arrays: proto.TreeArrays, n_classes: int) -> Tree:
+    value = np.asarray(arrays.value, dtype=float).reshape(-1, n_classes)
+    return Tree(
+        feature=np.asarray(arrays.feature, dtype=np.int64),
+        child_start=np.asarray(arrays.child_start, dtype=np.int64),
+        children=np.asarray(arrays.children, dtype=np.int64),
+        value=value,
+        depth=np.asarray(arrays.depth, dtype=np.int64),
+    )

@@ -1,0 +1,70 @@
+"""Seed 001's ID3 over many parties, computed in this process (the reference path).
+
+The secure summation of Alg. 2 returns exactly the sum of the parties' local
+count vectors (and, in the DP variant, the sum of their noise shares), so the
+reference path adds the vectors here: the same counts, hence the same tree as
+the real protocol for the exact variant, and the same distribution for the DP
+variant (the n noise shares are drawn at once as their sum, which has the same
+law). It is what the accuracy sweeps of Fig. 2 use.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from privet.learners.secure_sum_id3.protocol import (
+    Level,
+    LevelGrower,
+    TreeArrays,
+    local_counts,
+    pooled_noise,
+    route,
+)
+
+
+def grow_reference(
+    codes: Sequence[np.ndarray],
+    ys: Sequence[np.ndarray],
+    sizes: Sequence[int],
+    n_classes: int,
+    max_depth: int,
+    *,
+    scales: Sequence[float] | None = None,
+    rng: np.random.Generator | None = None,
+    before_release: Callable[[Level, LevelGrower], None] | None = None,
+) -> TreeArrays:
+    """Alg. 3 on the parties' data ``codes[i], ys[i]`` with in-process summation.
+
+    Parameters
+    ----------
+    codes, ys : sequences of arrays
+        Each party's integer-coded rows and class codes.
+    scales : sequence of float or None
+        Discrete-Laplace scale per level (DP variant); None for exact counts.
+    rng : numpy Generator
+        Noise source of the DP variant.
+    before_release : callable, optional
+        Called with each level before its sums exist (the estimator charges
+        the ledger there).
+    """
+    n_parties = len(codes)
+    all_codes = np.concatenate([np.asarray(c, dtype=np.int64) for c in codes])
+    all_y = np.concatenate([np.asarray(y, dtype=np.int64) for y in ys])
+    noisy = scales is not None
+    if noisy and rng is None:
+        rng = np.random.default_rng()
+    grower = LevelGrower(sizes, n_classes, max_depth, marginals=not noisy, noisy=noisy)
+    slot = np.zeros(all_y.shape[0], dtype=np.int64)
+    level: Level | None = grower.root()
+    while level is not None:
+        if before_release is not None:
+            before_release(level, grower)
+        # sum_i v_i over the parties = the counts of the pooled rows
+        total = local_counts(grower, level, all_codes, all_y, slot)
+        if noisy:
+            total = total + pooled_noise(total.shape, float(scales[level.depth]), n_parties, rng)
+        level, routes = grower.decide(level, total)
+        slot = route(all_codes, slot, routes)
+    return grower.tree

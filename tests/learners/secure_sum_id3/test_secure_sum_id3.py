@@ -1,0 +1,280 @@
+"""SecureSumID3Classifier (seed 001): reference path, field arithmetic, ledger, errors."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from privet.data import load_dataset
+from privet.errors import BudgetExceededError, InvalidParameterError, SchemaError
+from privet.learners import ID3Classifier, SecureSumID3Classifier
+from privet.learners.secure_sum_id3 import protocol as proto
+from privet.ledger import Guarantee, Ledger, NonPrivate
+
+
+def canonical(tree, node=0):
+    """A tree as nested tuples, independent of node numbering (BFS vs DFS)."""
+    f = int(tree.feature[node])
+    if f < 0:
+        return ("leaf", tuple(float(v) for v in tree.value[node]))
+    start = int(tree.child_start[node])
+    kids = tree.children[start : start + _width(tree, node)]
+    return (f, tuple(canonical(tree, int(k)) for k in kids))
+
+
+def _width(tree, node):
+    """Children of a node are contiguous, up to the next internal node's first child."""
+    start = int(tree.child_start[node])
+    later = [int(s) for s in tree.child_start if s > start]
+    return (min(later) if later else len(tree.children)) - start
+
+
+@pytest.fixture(scope="module")
+def nursery():
+    d = load_dataset("nursery")
+    rng = np.random.default_rng(1)
+    idx = rng.permutation(d.n_rows)[:1500]
+    return d.schema, d.X.iloc[idx].reset_index(drop=True), np.asarray(d.y)[idx]
+
+
+# ---------------------------------------------------------------- the field
+
+
+def test_paper_example_1_sum():
+    """Sec. 4.2, Example 1: the parties' values 2, 4, 6, 8 sum to 20.
+
+    The paper prints S(x) = 5x^3 - 7x^2 - 7x + 20; its own q_1..q_4 give x^2
+    coefficients -2 + 1 - 4 - 1 = -6, so S(x) = 5x^3 - 6x^2 - 7x + 20 (a typo in
+    the paper that does not affect the sum).
+    """
+    p = 10007
+    polys = [[2, 3, -2, 1], [4, -6, 1, 1], [6, -3, -4, 1], [8, -1, -1, 2]]  # v, x, x^2, x^3
+    xs = [3, 5, 7, 8]
+    inter = [sum(sum(c * x**k for k, c in enumerate(q)) for q in polys) % p for x in xs]
+    assert inter[0] == (5 * 27 - 6 * 9 - 7 * 3 + 20) % p
+    w = proto.lagrange_weights(xs, [0], p)
+    assert sum(wi[0] * y for wi, y in zip(w, inter, strict=True)) % p == 20
+
+
+@pytest.mark.parametrize("p", [proto.DEFAULT_PRIME, 2**61 - 1])
+def test_shares_reconstruct_from_both_subsets(p):
+    rng = np.random.default_rng(0)
+    plan = proto.SharingPlan(5, proto.derive_points(b"seed", 10, p), p)
+    values = np.array([0, 1, 17, -3, 1000])
+    shares = plan.share(values, rng)
+    assert shares.shape == (5, 10)
+    sums, problems = plan.interpolate(shares, "all")
+    assert problems == []
+    assert proto.decode_centred(sums, p).tolist() == values.tolist()
+    # any 2n - 2 shares are uniform: a single share says nothing about the value
+    shares[2, 3] = (int(shares[2, 3]) + 1) % p
+    _, problems = plan.interpolate(shares, "two")
+    assert problems and "different sums for 1 of 5 counts (first at count 2" in problems[0]
+
+
+def test_sum_of_shares_is_share_of_sum():
+    p, n = proto.DEFAULT_PRIME, 4
+    plan = proto.SharingPlan(n, proto.derive_points(b"x", 2 * n, p), p)
+    rng = np.random.default_rng(3)
+    vals = rng.integers(0, 500, size=(n, 50))
+    total = sum(plan.share(v, rng) for v in vals) % p
+    sums, problems = plan.interpolate(total, "all")
+    assert not problems
+    assert np.array_equal(proto.decode_centred(sums, p), vals.sum(axis=0))
+
+
+def test_is_prime_and_points():
+    assert proto.is_prime(2**31 - 1) and proto.is_prime(2**61 - 1)
+    assert not proto.is_prime(2**31 + 1) and not proto.is_prime(1)
+    pts = proto.derive_points(b"abc", 256, 1009)
+    assert len(set(pts)) == 256 and 0 not in pts
+
+
+def test_noise_shares_sum_to_discrete_laplace():
+    """n - 1 shares already make a discrete Laplace(b): variance 2a / (1 - a)^2, a = e^(-1/b).
+
+    Sample variance of 40,000 draws is within 5 standard errors (kurtosis of the
+    discrete Laplace is 6 + small), i.e. a false failure rate far below 1e-6.
+    """
+    rng = np.random.default_rng(7)
+    b, n, m = 3.0, 5, 40_000
+    z = sum(proto.noise_shares(m, b, n, rng) for _ in range(n - 1))
+    a = math.exp(-1 / b)
+    var = 2 * a / (1 - a) ** 2
+    se = var * math.sqrt((9 - 1) / m)
+    assert abs(z.var() - var) < 5 * se
+    assert abs(z.mean()) < 5 * math.sqrt(var / m)
+    pooled = proto.pooled_noise(m, b, n, rng)  # all n shares: more noise than n - 1
+    assert pooled.var() > var
+
+
+# ------------------------------------------------------------ reference ID3
+
+
+@pytest.mark.parametrize("name", ["nursery", "car"])
+def test_exact_tree_equals_plaintext_id3_on_pooled_data(name, nursery):
+    if name == "nursery":
+        schema, X, y = nursery
+    else:
+        d = load_dataset(name)
+        schema, X, y = d.schema, d.X, np.asarray(d.y)
+    plain = ID3Classifier(criterion="entropy", max_depth=100, schema=schema).fit(X, y)
+    ours = SecureSumID3Classifier(schema=schema, n_parties=7, random_state=0).fit(X, y)
+    assert canonical(ours.tree_) == canonical(plain.tree_)
+    assert np.array_equal(ours.predict(X), plain.predict(X))
+    assert ours.n_parties_ == 7
+
+
+def test_max_depth_and_api(nursery):
+    schema, X, y = nursery
+    est = SecureSumID3Classifier(schema=schema, max_depth=2, random_state=0)
+    est.fit(X, y)
+    assert est.tree_.max_depth <= 2
+    proba = est.predict_proba(X)
+    assert proba.shape == (len(X), schema.n_classes)
+    assert np.allclose(proba.sum(axis=1), 1)
+    assert est.get_params()["max_depth"] == 2
+    assert set(est.classes_) == set(schema.classes)
+
+
+# -------------------------------------------------------------------- ledger
+
+
+def test_exact_protocol_charges_non_private_with_claim(nursery):
+    schema, X, y = nursery
+    led = Ledger(budget=Guarantee.unbounded())
+    est = SecureSumID3Classifier(schema=schema, ledger=led, max_depth=2).fit(X, y)
+    charges = led.charges
+    assert charges and all(isinstance(c.entry, NonPrivate) for c in charges)
+    assert math.isinf(est.privacy_spent_.epsilon)
+    assert led.claims() and "Lemmas 1-2" in led.claims()[0].claim.source
+    # one charge per node and round: the root's class totals, then its split counts
+    assert len(charges) >= 2 * int(np.sum(est.tree_.feature >= 0))
+    assert sum(1 for c in charges if c.step.endswith("depth 0")) == 2
+
+
+def test_exact_protocol_refused_on_finite_budget(nursery):
+    schema, X, y = nursery
+    led = Ledger(budget=Guarantee(1.0))
+    with pytest.raises(
+        BudgetExceededError, match=r"epsilon=None runs the paper's protocol.*Pass epsilon="
+    ):
+        SecureSumID3Classifier(schema=schema, ledger=led).fit(X, y)
+    assert led.charges == [] and led.spent().epsilon == 0
+
+
+@pytest.mark.parametrize("eps", [0.5, 2.0])
+def test_dp_variant_spends_at_most_epsilon(eps, nursery):
+    schema, X, y = nursery
+    led = Ledger(budget=Guarantee(eps))
+    est = SecureSumID3Classifier(schema=schema, epsilon=eps, max_depth=3, ledger=led).fit(X, y)
+    assert est.privacy_spent_.epsilon <= eps + 1e-9
+    plan_cost = led.plan_cost(est.privacy_plan(schema))
+    assert plan_cost.epsilon == pytest.approx(eps)
+    assert est.privacy_spent_.epsilon == pytest.approx(eps)  # the deepest path uses every level
+
+
+def test_plan_without_data():
+    schema = load_dataset("nursery").schema
+    plan = SecureSumID3Classifier(epsilon=1.0, max_depth=2).privacy_plan(schema)
+    cost = Ledger(budget=Guarantee(1.0)).plan_cost(plan)
+    assert cost.epsilon == pytest.approx(1.0)
+    exact = SecureSumID3Classifier().privacy_plan(schema)
+    assert math.isinf(Ledger(budget=Guarantee.unbounded()).plan_cost(exact).epsilon)
+
+
+def test_dp_variant_accuracy_above_majority(nursery):
+    """At eps=2 on 1,500 Nursery rows the DP tree beats the majority rate (0.33)."""
+    schema, X, y = nursery
+    accs = [
+        (
+            SecureSumID3Classifier(schema=schema, epsilon=2.0, max_depth=3).fit(X, y).predict(X)
+            == y
+        ).mean()
+        for _ in range(3)
+    ]
+    majority = pd.Series(y).value_counts(normalize=True).max()
+    assert np.median(accs) > majority + 0.1
+
+
+# -------------------------------------------------------------------- errors
+
+
+def _nothing_charged(led):
+    return led.charges == [] and led.spent().epsilon == 0
+
+
+def test_one_party_only(nursery):
+    schema, X, y = nursery
+    led = Ledger(budget=Guarantee.unbounded())
+    with pytest.raises(InvalidParameterError, match="at least 2 parties"):
+        SecureSumID3Classifier(schema=schema, n_parties=1, ledger=led).fit(X, y)
+    with pytest.raises(InvalidParameterError, match="only one party"):
+        SecureSumID3Classifier(schema=schema, ledger=led).fit(X, y, parties=np.zeros(len(y)))
+    with pytest.raises(InvalidParameterError, match="at least 2"):
+        SecureSumID3Classifier(schema=schema, ledger=led).fit_parties([(X, y)])
+    assert _nothing_charged(led)
+
+
+def test_party_with_no_rows(nursery):
+    schema, X, y = nursery
+    led = Ledger(budget=Guarantee.unbounded())
+    with pytest.raises(SchemaError, match=r"parties \[1\] have no rows"):
+        SecureSumID3Classifier(schema=schema, ledger=led).fit_parties(
+            [(X[:10], y[:10]), (X[:0], y[:0]), (X[10:], y[10:])]
+        )
+    assert _nothing_charged(led)
+
+
+def test_mismatched_schemas(nursery):
+    schema, X, y = nursery
+    led = Ledger(budget=Guarantee.unbounded())
+    other = X[X.columns[::-1]]
+    with pytest.raises(SchemaError, match="party 1's columns do not match"):
+        SecureSumID3Classifier(schema=schema, ledger=led).fit_parties(
+            [(X[:100], y[:100]), (other[100:], y[100:])]
+        )
+    with pytest.raises(SchemaError, match="party 0:"):
+        SecureSumID3Classifier(schema=schema, ledger=led).fit_parties(
+            [(X.to_numpy()[:100, :5], y[:100]), (X[100:], y[100:])]
+        )
+    assert _nothing_charged(led)
+
+
+def test_labels_outside_schema(nursery):
+    schema, X, y = nursery
+    led = Ledger(budget=Guarantee.unbounded())
+    bad = y.copy().astype(object)
+    bad[3] = "no_such_class"
+    with pytest.raises(SchemaError, match="no_such_class"):
+        SecureSumID3Classifier(schema=schema, ledger=led).fit(X, bad)
+    assert _nothing_charged(led)
+
+
+@pytest.mark.parametrize(
+    ("prime", "match"),
+    [(101, "too small for the counts"), (1000, "not a prime"), (7, "too small for 3 parties")],
+)
+def test_field_too_small(prime, match, nursery):
+    schema, X, y = nursery
+    led = Ledger(budget=Guarantee.unbounded())
+    with pytest.raises(InvalidParameterError, match=match):
+        SecureSumID3Classifier(schema=schema, prime=prime, ledger=led).fit(X, y)
+    assert _nothing_charged(led)
+
+
+def test_dp_field_margin(nursery):
+    """The DP variant needs room for negative noisy sums: a field just above N is refused."""
+    schema, X, y = nursery
+    with pytest.raises(InvalidParameterError, match="too small for the counts"):
+        SecureSumID3Classifier(schema=schema, epsilon=1.0, prime=3001).fit(X, y)
+
+
+def test_explicit_owners_override_n_parties(nursery):
+    schema, X, y = nursery
+    owners = np.arange(len(y)) % 5
+    est = SecureSumID3Classifier(schema=schema, n_parties=1, max_depth=1).fit(X, y, parties=owners)
+    assert est.n_parties_ == 5

@@ -1,0 +1,105 @@
+"""SecureSumID3Classifier with every party a real OS process (MPyC's TCP runtime)."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+
+from privet.data import load_dataset
+from privet.learners import ID3Classifier, SecureSumID3Classifier
+from privet.ledger import Guarantee, Ledger
+from privet.mpc import MPCPartyError, spawn
+
+pytestmark = pytest.mark.mpc
+
+
+def canonical(tree, node=0):
+    f = int(tree.feature[node])
+    if f < 0:
+        return ("leaf", tuple(float(v) for v in tree.value[node]))
+    start = int(tree.child_start[node])
+    later = [int(s) for s in tree.child_start if s > start]
+    end = min(later) if later else len(tree.children)
+    return (f, tuple(canonical(tree, int(k)) for k in tree.children[start:end]))
+
+
+@pytest.fixture(scope="module")
+def small():
+    d = load_dataset("nursery")
+    idx = np.random.default_rng(5).permutation(d.n_rows)[:400]
+    return d.schema, d.X.iloc[idx].reset_index(drop=True), np.asarray(d.y)[idx]
+
+
+def test_both_backends_and_plaintext_id3_give_identical_trees(small):
+    schema, X, y = small
+    plain = ID3Classifier(criterion="entropy", max_depth=100, schema=schema).fit(X, y)
+    trees = {}
+    for backend in ("reference", "shamir", "mpyc"):
+        est = SecureSumID3Classifier(schema=schema, n_parties=4, backend=backend, random_state=2)
+        trees[backend] = canonical(est.fit(X, y).tree_)
+        if backend != "reference":
+            stats = est.run_stats_
+            assert len(stats.parties) == 4 and all(p.bytes_sent > 0 for p in stats.parties)
+    assert trees["shamir"] == trees["mpyc"] == trees["reference"] == canonical(plain.tree_)
+
+
+def test_verify_all_subsets_with_three_parties(small):
+    schema, X, y = small
+    ref = SecureSumID3Classifier(schema=schema, max_depth=2, random_state=1).fit(X, y)
+    est = SecureSumID3Classifier(
+        schema=schema, max_depth=2, backend="shamir", verify="all", random_state=1
+    ).fit(X, y)
+    assert canonical(est.tree_) == canonical(ref.tree_)
+
+
+@pytest.mark.parametrize(
+    ("kind", "match"),
+    [
+        ("result", r"the intermediate results are inconsistent \(Sec. 4.3\)"),
+        ("reveal", "do not match its commitment"),
+    ],
+)
+def test_tampering_party_is_detected(small, kind, match):
+    schema, X, y = small
+    est = SecureSumID3Classifier(schema=schema, max_depth=2, backend="shamir", n_parties=3)
+    est._testing_tamper = {"party": 1, "round": 1, "kind": kind}
+    with pytest.raises(MPCPartyError, match=match) as info:
+        est.fit(X, y)
+    assert info.value.kind == "exception"
+    if kind == "reveal":  # an honest party names the party that changed its result
+        # (the first party to stop closes its connections; the others may see that first)
+        assert any("party 1 revealed" in info.value.descriptions.get(i, "") for i in (0, 2))
+
+
+def test_killed_party_is_named(small, monkeypatch):
+    schema, X, y = small
+
+    def launch_and_kill(target, args, **kwargs):
+        with spawn(target, args, **kwargs) as group:
+            log = group.workdir / "party1.log"
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:
+                if log.exists() and "connected" in log.read_text(errors="replace"):
+                    break
+                time.sleep(0.05)
+            group.kill(1)
+            return group.wait()
+
+    monkeypatch.setattr("privet.mpc.launch", launch_and_kill)
+    led = Ledger(budget=Guarantee.unbounded())
+    est = SecureSumID3Classifier(schema=schema, backend="shamir", ledger=led, timeout=20)
+    with pytest.raises(MPCPartyError, match="party 1 died") as info:
+        est.fit(X, y)
+    assert info.value.culprits == (1,)
+
+
+def test_dp_variant_over_processes(small):
+    schema, X, y = small
+    led = Ledger(budget=Guarantee(1.0))
+    est = SecureSumID3Classifier(
+        schema=schema, epsilon=1.0, max_depth=2, backend="shamir", ledger=led
+    ).fit(X, y)
+    assert est.privacy_spent_.epsilon == pytest.approx(1.0)
+    assert est.predict(X).shape == y.shape
