@@ -152,3 +152,17 @@ def test_params_helper_rejects_with_sklearn_shaped_message(params, message) -> N
 def test_params_helper_accepts_valid_values() -> None:
     validate_params(_Est(epsilon=0.5, mode=None))
     validate_params(_Est(epsilon=3, mode="b"))
+
+
+def test_every_module_imports() -> None:
+    """A stale import path (a module moved by a restructuring) fails here, not in a user's hands."""
+    import importlib
+
+    failures = []
+    for path in sorted(SRC.rglob("*.py")):
+        name = _module_name(path)
+        try:
+            importlib.import_module(name)
+        except Exception as exc:
+            failures.append(f"{name}: {type(exc).__name__}: {exc}")
+    assert failures == []

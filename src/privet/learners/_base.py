@@ -207,12 +207,14 @@ class BaseTreeClassifier(ClassifierMixin, BaseEstimator):
             budget = Guarantee(epsilon, self._planned_delta())
             self.ledger_ = Ledger(budget=budget, dataset="training data")
             return self.ledger_.root
-        if isinstance(led, Scope):
-            self.ledger_ = led.ledger
-            return led
-        if isinstance(led, Ledger):
-            self.ledger_ = led
-            return led.root
+        if isinstance(led, Scope | Ledger):
+            scope = led if isinstance(led, Scope) else led.root
+            self.ledger_ = scope.ledger
+            if self.schema is not None:
+                # rows of one dataset cannot be charged to another's budget (a schema
+                # inferred from the data is not public and changes between fits: skipped)
+                scope.check_schema(self.schema)
+            return scope
         raise InvalidParameterError(
             f"ledger must be a privet Ledger, a Scope of one, or None; got {type(led).__name__}."
         )

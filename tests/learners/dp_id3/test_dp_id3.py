@@ -225,3 +225,19 @@ def test_max_depth_above_the_attributes_is_capped_in_plan_and_noise():
     assert led.spent().epsilon == pytest.approx(1.0)
     leaf_scales = {c.entry.scale for c in led.charges if c.step == "leaf"}
     assert len(leaf_scales) == 1 and leaf_scales.pop() == pytest.approx(7.0)
+
+
+def test_a_fit_on_another_datasets_schema_is_refused_and_charges_nothing(tmp_path):
+    """Issue 11, item 11: Heart's rows could be charged to the 'car' budget."""
+    from privet.errors import SchemaError
+
+    car, heart = load_dataset("car"), load_dataset("heart")
+    path = tmp_path / "budget.sqlite"
+    led = Ledger.open(path, dataset="car", budget=Guarantee(3.0))
+    DPID3Classifier(epsilon=1.0, max_depth=2, schema=car.schema, ledger=led).fit(car.X, car.y)
+    assert led.spent().epsilon == pytest.approx(1.0)
+    with pytest.raises(SchemaError, match="fingerprint"):
+        DPID3Classifier(epsilon=1.0, max_depth=2, schema=heart.schema, ledger=led).fit(
+            heart.X, heart.y
+        )
+    assert led.spent().epsilon == pytest.approx(1.0)

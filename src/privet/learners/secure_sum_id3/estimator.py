@@ -22,7 +22,7 @@ from privet.learners._base import (
     refuse_non_private,
 )
 from privet.learners._params import Interval, StrOptions
-from privet.learners._tree import Tree
+from privet.learners._trees.tree import Tree
 from privet.learners.secure_sum_id3 import protocol as proto
 from privet.learners.secure_sum_id3.reference import grow_reference
 from privet.ledger import (

@@ -436,7 +436,7 @@ class Level:
 
 @dataclass
 class TreeArrays:
-    """A finished tree as plain arrays (see :mod:`privet.learners._tree`), BFS order."""
+    """A finished tree as plain arrays (see :mod:`privet.learners._trees.tree`), BFS order."""
 
     feature: list[int]
     child_start: list[int]
@@ -609,7 +609,7 @@ def information_gains(tables: Sequence[np.ndarray], widths: Sequence[int]) -> np
     """Eq. (1) for every candidate attribute: -|T| E(T|A) (larger is better).
 
     Computed per attribute width group, with exactly the operations of
-    :func:`privet.learners._scores.information_gain`, so the exact protocol
+    :func:`privet.learners._trees.scores.information_gain`, so the exact protocol
     picks the same attribute as the plaintext ID3 even on ties.
     """
     out = np.empty(len(tables))
