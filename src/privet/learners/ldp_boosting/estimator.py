@@ -226,20 +226,24 @@ class LDPBoostingClassifier(ClassifierMixin, BaseEstimator):
         if not self.strict:
             for m in range(int(self.n_rounds)):
                 plan.charge(
-                    NonPrivate(reason=EXACT_SUMS_REASON), mechanism="secure sum (exact)",
-                    step=f"round {m}", claim=EXACT_SUMS_CLAIM,
+                    NonPrivate(reason=EXACT_SUMS_REASON),
+                    mechanism="secure sum (exact)",
+                    step=f"round {m}",
+                    claim=EXACT_SUMS_CLAIM,
                 )
         part = plan.partition(int(self.n_rounds), stable=True, label="owner group")
         if not self.strict and self.base in ("stump", "centroid"):
             part.charge(NonPrivate(reason="exact labels"), mechanism="labels in the clear")
         part.charge(
             randomiser_entry(self.mechanism, eps_share, learner.dimension),
-            mechanism=f"local:{self.mechanism}", step=f"{self.base} share",
+            mechanism=f"local:{self.mechanism}",
+            step=f"{self.base} share",
         )
         if self.strict:
             part.charge(
                 randomiser_entry(self.mechanism, eps_err, 2),
-                mechanism=f"local:{self.mechanism}", step="error report",
+                mechanism=f"local:{self.mechanism}",
+                step="error report",
             )
         return plan
 
@@ -270,7 +274,8 @@ class LDPBoostingClassifier(ClassifierMixin, BaseEstimator):
                 self,
                 what=(
                     "The paper-faithful variant (strict=False) opens exact weighted-error sums "
-                    "and exact labels." if not self.strict
+                    "and exact labels."
+                    if not self.strict
                     else "The without_noise() testing hook releases the shares unperturbed."
                 ),
                 fix="Use strict=True, or pass ledger=Ledger(budget=Guarantee.unbounded(), "
@@ -310,7 +315,9 @@ class LDPBoostingClassifier(ClassifierMixin, BaseEstimator):
         else:
             arr = np.asarray(owners)
             if arr.shape != (n,):
-                raise SchemaError(f"owners must give one owner per row, shape ({n},); got {arr.shape}.")
+                raise SchemaError(
+                    f"owners must give one owner per row, shape ({n},); got {arr.shape}."
+                )
             labels, codes = np.unique(arr, return_inverse=True)
         n_owners = labels.size
         if n_owners < 2:
@@ -342,8 +349,11 @@ class LDPBoostingClassifier(ClassifierMixin, BaseEstimator):
             Xu = self._scale(schema, X, what="fit")
             if y is None:
                 raise SchemaError(f"{caller} requires y; pass the class labels.")
-            y_codes = schema.encode_target(np.asarray(y, dtype=object).ravel()
-                                           if np.asarray(y).dtype.kind == "f" else np.asarray(y))
+            y_codes = schema.encode_target(
+                np.asarray(y, dtype=object).ravel()
+                if np.asarray(y).dtype.kind == "f"
+                else np.asarray(y)
+            )
             if y_codes.shape[0] != Xu.shape[0]:
                 raise SchemaError(f"X has {Xu.shape[0]} rows but y has {y_codes.shape[0]}.")
             labels, codes = self._owners(owners, Xu.shape[0])
@@ -353,16 +363,29 @@ class LDPBoostingClassifier(ClassifierMixin, BaseEstimator):
             parts = scope.partition([f"owner group {m}" for m in range(len(groups))], stable=True)
             eps_share, eps_err = self._epsilons()
             if self.secure_sum == "mpc":
+
                 def summer(v: np.ndarray) -> Any:
                     return mpc_sum(v, n_parties=int(self.n_parties))
             else:
+
                 def summer(v: np.ndarray) -> Any:
                     return reference_sum(v), None
+
             result = boost(
-                learner=self._learner(schema), Xu=Xu, y=y_codes, owner_codes=codes,
-                groups=groups, n_classes=schema.n_classes, mechanism=self.mechanism,
-                epsilon_share=eps_share, epsilon_error=eps_err, strict=bool(self.strict),
-                root=scope, round_scopes=parts, secure_sum=summer, caller=caller,
+                learner=self._learner(schema),
+                Xu=Xu,
+                y=y_codes,
+                owner_codes=codes,
+                groups=groups,
+                n_classes=schema.n_classes,
+                mechanism=self.mechanism,
+                epsilon_share=eps_share,
+                epsilon_error=eps_err,
+                strict=bool(self.strict),
+                root=scope,
+                round_scopes=parts,
+                secure_sum=summer,
+                caller=caller,
                 share_claim=Claim(float(self.epsilon), source=CLAIM_SOURCE, note=CLAIM_NOTE),
                 release_claim=EXACT_SUMS_CLAIM,
             )

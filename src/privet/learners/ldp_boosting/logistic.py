@@ -54,7 +54,9 @@ class LogisticLearner:
     def dimension(self) -> int:
         return self.k * (self.d + 1)
 
-    def local_fit(self, group: OwnerGroup, Xu: np.ndarray, y: np.ndarray, w: np.ndarray) -> np.ndarray:
+    def local_fit(
+        self, group: OwnerGroup, Xu: np.ndarray, y: np.ndarray, w: np.ndarray
+    ) -> np.ndarray:
         """Each owner's minimiser of Eq. (3), shape (owners, K', d + 1)."""
         r = group.rows
         X = np.concatenate([Xu[r], np.ones((r.size, 1))], axis=1)

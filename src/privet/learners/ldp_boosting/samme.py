@@ -35,9 +35,9 @@ from typing import Any
 
 import numpy as np
 
-from privet.ledger import Claim, NonPrivate, Scope
 from privet.learners.ldp_boosting._owners import OwnerGroup, make_group
 from privet.learners.ldp_boosting.randomisers import perturb
+from privet.ledger import Claim, NonPrivate, Scope
 
 SOURCE = "seed 004 (Wang & Chang), Sec. 3.3, Alg. 2"
 EXACT_SUMS_REASON = (
@@ -103,22 +103,40 @@ def boost(
         group = make_group(owner_codes, owners)
         w = scaled_weights(log_w, out.alphas)
         model = _fit_base(
-            learner, group, Xu, y, w, mechanism, epsilon_share, strict, scope, caller, m,
-            share_claim, release_claim,
+            learner,
+            group,
+            Xu,
+            y,
+            w,
+            mechanism,
+            epsilon_share,
+            strict,
+            scope,
+            caller,
+            m,
+            share_claim,
+            release_claim,
         )
         miss = (model.predict(Xu) != y).astype(float)
         if strict:
             pair = group.owner_mean(np.stack([w[group.rows] * miss[group.rows], w[group.rows]], 1))
             noisy = perturb(
-                mechanism, epsilon_error, pair * 2.0 - 1.0, scope=scope, caller=caller,
+                mechanism,
+                epsilon_error,
+                pair * 2.0 - 1.0,
+                scope=scope,
+                caller=caller,
                 step=f"round {m}: owners' (weighted error, weight), Alg. 2 l. 11-12",
             )
             values = (noisy + 1.0) / 2.0 * group.counts[:, None]
         else:
             assert everyone is not None
             root.charge(
-                NonPrivate(reason=EXACT_SUMS_REASON), mechanism="secure sum (exact)",
-                caller=caller, step=f"round {m}: WeightedError, WeightsSum", claim=EXACT_SUMS_CLAIM,
+                NonPrivate(reason=EXACT_SUMS_REASON),
+                mechanism="secure sum (exact)",
+                caller=caller,
+                step=f"round {m}: WeightedError, WeightsSum",
+                claim=EXACT_SUMS_CLAIM,
             )
             rows = everyone.rows
             values = np.add.reduceat(
@@ -155,21 +173,32 @@ def _fit_base(
     if learner.name == "centroid" and not strict:
         scope.charge(
             NonPrivate(reason="seed 004 Sec. 3.5.1: each sample's label is submitted in the clear"),
-            mechanism="labels in the clear", caller=caller, step=f"round {m}: labels",
+            mechanism="labels in the clear",
+            caller=caller,
+            step=f"round {m}: labels",
             claim=release_claim,
         )
     perturbed = perturb(
-        mechanism, epsilon, shares, scope=scope, caller=caller,
-        step=f"round {m}: {learner.name} shares (Alg. 2 l. 7)", claim=share_claim,
+        mechanism,
+        epsilon,
+        shares,
+        scope=scope,
+        caller=caller,
+        step=f"round {m}: {learner.name} shares (Alg. 2 l. 7)",
+        claim=share_claim,
     )
     if learner.name == "stump":
         exact = None
         if not strict:
             scope.charge(
-                NonPrivate(reason="seed 004 Sec. 3.5.3: owners report their exact majority "
-                           "label per branch"),
-                mechanism="majority labels in the clear", caller=caller,
-                step=f"round {m}: branch labels", claim=release_claim,
+                NonPrivate(
+                    reason="seed 004 Sec. 3.5.3: owners report their exact majority "
+                    "label per branch"
+                ),
+                mechanism="majority labels in the clear",
+                caller=caller,
+                step=f"round {m}: branch labels",
+                claim=release_claim,
             )
             r = group.rows
             exact = (Xu[r], y[r], w[r])

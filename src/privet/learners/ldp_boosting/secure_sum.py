@@ -92,7 +92,7 @@ def mpc_sum(
             party_args.append({"path": str(p)})
         run = launch(
             "privet.learners.ldp_boosting.secure_sum:sum_program",
-            {"columns": int(c), "rows": [int(len(b)) for b in blocks]},
+            {"columns": int(c), "rows": [len(b) for b in blocks]},
             parties=n_parties,
             party_args=party_args,
             timeout=timeout,

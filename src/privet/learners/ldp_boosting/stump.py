@@ -57,7 +57,7 @@ class StumpLearner:
         """Per row, shape (n, J, 2): w * (+1 if y = 0 else -1) in the row's branch of each A_j."""
         branch = Xu[:, self.features] >= self.thresholds  # (n, J)
         signed = w * np.where(y == 0, 1.0, -1.0)
-        out = np.zeros(branch.shape + (2,))
+        out = np.zeros((*branch.shape, 2))
         out[..., 1] = np.where(branch, signed[:, None], 0.0)
         out[..., 0] = np.where(branch, 0.0, signed[:, None])
         return out
