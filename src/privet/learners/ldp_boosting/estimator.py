@@ -401,14 +401,17 @@ class LDPBoostingClassifier(ClassifierMixin, BaseEstimator):
         return self
 
     # -- predict ---------------------------------------------------------------
-    def decision_function(self, X: Any) -> np.ndarray:
-        """sum_m alpha_m I(T_m(x) = k) / sum_m alpha_m, shape (n, K)."""
+    def _check_fitted(self) -> None:
         try:
             check_is_fitted(self, "estimators_")
         except Exception:
             raise NotFittedError(
                 f"This {type(self).__name__} is not fitted yet; call fit(X, y) first."
             ) from None
+
+    def decision_function(self, X: Any) -> np.ndarray:
+        """sum_m alpha_m I(T_m(x) = k) / sum_m alpha_m, shape (n, K)."""
+        self._check_fitted()
         Xu = self._scale(self.schema_, X, what="predict")
         votes = np.zeros((Xu.shape[0], self.classes_.size))
         for model, alpha in zip(self.estimators_, self.estimator_weights_, strict=True):
@@ -418,7 +421,7 @@ class LDPBoostingClassifier(ClassifierMixin, BaseEstimator):
 
     def staged_predict(self, X: Any) -> Any:
         """Predictions after each round (for error vs number of base learners)."""
-        check_is_fitted(self, "estimators_")
+        self._check_fitted()
         Xu = self._scale(self.schema_, X, what="predict")
         votes = np.zeros((Xu.shape[0], self.classes_.size))
         for model, alpha in zip(self.estimators_, self.estimator_weights_, strict=True):
@@ -432,6 +435,7 @@ class LDPBoostingClassifier(ClassifierMixin, BaseEstimator):
         return e / e.sum(axis=1, keepdims=True)
 
     def predict(self, X: Any) -> np.ndarray:
+        self._check_fitted()
         return self.classes_[np.argmax(self.decision_function(X), axis=1)]
 
     def __sklearn_tags__(self):  # type: ignore[no-untyped-def]
