@@ -12,11 +12,15 @@ One round m (Alg. 2 lines 6-21):
 4. each owner updates its weights locally (line 16).
 
 Weights. An owner's weight is exp(sum_m alpha_m I_m) over the rounds so far,
-computed locally from the public model. Shares need it in a public range, so it
-is divided by the public bound exp(sum_m max(alpha_m, 0)) and lies in (0, 1].
-The relative weights are SAMME's; the global normalisation of lines 18-20 only
-rescales them (and its WeightsSum is a function of the already released
-WeightedError, WeightsSum and alpha_m: WS' = WS + (e^alpha - 1) WE).
+computed locally from the public model. Shares need it in a public range [0, 1].
+Dividing by the worst case exp(sum_m max(alpha_m, 0)) would shrink the typical
+weight geometrically with the rounds while the LDP noise stays the same, so
+privet divides by ``WEIGHT_CLIP`` times the mean weight SAMME predicts from the
+released values, prod_m (1 - err_m + err_m e^{alpha_m}) (exact for the
+faithful variant's exact errors: the weight sum of Alg. 2 line 18 is
+WS' = WS + (e^alpha - 1) WE), and clips at 1: only rows whose weight exceeds
+``WEIGHT_CLIP`` times the mean are down-weighted. The global normalisation of
+lines 18-20 only rescales the weights.
 
 Error sums. Paper-faithful: lines 11-12 over all L owners with exact values
 (the secure sum hides the summands, but the opened sums are exact functions of
@@ -69,10 +73,17 @@ def samme_alpha(err: float, n_classes: int) -> float:
     return float(np.log((1.0 - err) / err) + np.log(n_classes - 1.0))
 
 
-def scaled_weights(log_w: np.ndarray, alphas: list[float]) -> np.ndarray:
-    """Owner-local weights divided by the public bound exp(sum max(alpha, 0)): in (0, 1]."""
-    bound = sum(max(a, 0.0) for a in alphas)
-    return np.exp(log_w - bound)
+WEIGHT_CLIP = 4.0
+
+
+def scaled_weights(log_w: np.ndarray, alphas: list[float], errors: list[float]) -> np.ndarray:
+    """Owner-local weights over WEIGHT_CLIP x the public mean weight, clipped to (0, 1]."""
+    log_mean = 0.0
+    for a, e in zip(alphas, errors, strict=True):
+        if a > 0:
+            e = max(float(e), ERR_FLOOR)
+            log_mean += float(np.log(1.0 - e + e * np.exp(a)))
+    return np.minimum(np.exp(log_w - log_mean - np.log(WEIGHT_CLIP)), 1.0)
 
 
 def boost(
@@ -101,7 +112,7 @@ def boost(
     out = BoostResult()
     for m, (owners, scope) in enumerate(zip(groups, round_scopes, strict=True)):
         group = make_group(owner_codes, owners)
-        w = scaled_weights(log_w, out.alphas)
+        w = scaled_weights(log_w, out.alphas, out.errors)
         model = _fit_base(
             learner,
             group,
