@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from privet.data import Categorical, Numeric, Schema
+from privet.data.preprocessing import ADULT_COLUMNS
 from privet.learners import LDPBoostingClassifier
 from privet.learners.ldp_boosting._owners import make_group
 from privet.learners.ldp_boosting.logistic import LogisticLearner
@@ -131,23 +132,6 @@ ADULT_CAT = {
     "race": ["White", "Asian-Pac-Islander", "Amer-Indian-Eskimo", "Other", "Black"],
     "sex": ["Female", "Male"],
 }
-COLS = [
-    "age",
-    "workclass",
-    "fnlwgt",
-    "education",
-    "education-num",
-    "marital-status",
-    "occupation",
-    "relationship",
-    "race",
-    "sex",
-    "capital-gain",
-    "capital-loss",
-    "hours-per-week",
-    "native-country",
-    "income",
-]
 
 
 def adult():
@@ -156,7 +140,7 @@ def adult():
         f = pd.read_csv(
             DATA / name,
             header=None,
-            names=COLS,
+            names=list(ADULT_COLUMNS),
             skipinitialspace=True,
             na_values="?",
             skiprows=skip,
@@ -446,6 +430,59 @@ def bdt(rounds: int = 20, reps: int = 1):
     return df
 
 
+def owners_sweep(reps: int = 2):
+    """Figs. 4-6: accuracy and MSE vs the number of owners (LR eps=5) / samples (NCC eps=3)."""
+    from privet.learners.ldp_boosting.centroid import CentroidLearner
+
+    rows = []
+    for dname, (X, y, schema), sizes in (
+        ("digits 10 classes", digits(), (25, 50, 100, 250, 500, 1437)),
+        ("adult", adult(), (100, 1000, 5000, 10000, 39073)),
+    ):
+        Xtr, ytr, Xte, yte = split(X, y)
+        lo = np.array([a.lower for a in schema.attributes])
+        hi = np.array([a.upper for a in schema.attributes])
+        Xu, Xteu = (2 * (A - lo) / (hi - lo) - 1 for A in (Xtr, Xte))
+        k = schema.n_classes
+        for base, eps in (("logistic", 5.0), ("centroid", 3.0)):
+            if base == "centroid" and dname == "adult":
+                continue
+            for n_own in sizes:
+                if base == "logistic":
+                    owners = np.arange(len(ytr)) % n_own
+                    g = make_group(owners, np.arange(n_own))
+                    learner = LogisticLearner(Xu.shape[1], k, 4.0)
+                else:  # NCC: n samples, one owner each
+                    g = make_group(np.arange(len(ytr)), np.arange(min(n_own, len(ytr))))
+                    learner = CentroidLearner(Xu.shape[1], k, strict=True)
+                shares = learner.shares(g, Xu, ytr, np.ones(len(ytr)))
+                truth = learner.aggregate(shares, g)
+                for mech in ("duchi", "piecewise"):
+                    r = make_randomiser(mech, eps, shares.shape[1])
+                    accs, mses = [], []
+                    for _ in range(reps):
+                        noisy = r(shares, scope=unbounded().root)
+                        model = learner.aggregate(noisy, g)
+                        accs.append((model.predict(Xteu) == yte).mean())
+                        mses.append(float(np.mean((noisy.mean(0) - shares.mean(0)) ** 2)))
+                    rows.append(
+                        dict(
+                            data=dname,
+                            base=base,
+                            epsilon=eps,
+                            owners=n_own,
+                            mechanism=mech,
+                            accuracy=np.mean(accs),
+                            mse=np.mean(mses),
+                            noise_free_accuracy=(truth.predict(Xteu) == yte).mean(),
+                            majority=majority(yte),
+                        )
+                    )
+    df = pd.DataFrame(rows)
+    df.to_csv(OUT / "seed004_owners.csv", index=False)
+    return df
+
+
 def plot(name: str, df: pd.DataFrame):
     import matplotlib
 
@@ -478,6 +515,13 @@ def plot(name: str, df: pd.DataFrame):
                 ax.plot(gg.epsilon, gg.top3, "s--", label=f"{mech} top-3")
             ax.set(title=f"Figs. 8-9: {d}", xlabel="epsilon", ylabel="hit rate")
             ax.legend(fontsize=7)
+    elif name == "owners":
+        for ax, (key, g) in zip(axes, df.groupby(["data"]), strict=False):
+            for (base, mech), gg in g.groupby(["base", "mechanism"]):
+                ax.semilogx(gg.owners, gg.accuracy, "o-", label=f"{base} {mech}")
+            ax.axhline(g.majority.iloc[0], color="k", lw=0.8, label="majority rate")
+            ax.set(title=f"Figs. 4-6: {key[0]}", xlabel="owners (samples)", ylabel="accuracy")
+            ax.legend(fontsize=7)
     elif name in ("bdt", "boosted_ncc"):
         for ax, (d, g) in zip(axes, df.groupby("data"), strict=False):
             keys = ["model", "epsilon", "strict"] if "model" in g else ["epsilon", "strict"]
@@ -499,6 +543,7 @@ def main(argv: list[str]) -> None:
         "boost_ncc": boosted_ncc,
         "hitrate": hitrate,
         "bdt": bdt,
+        "owners": owners_sweep,
     }
     names = {"lr": "logistic", "ncc": "centroid", "boost_ncc": "boosted_ncc"}
     for job in argv or list(jobs):
