@@ -37,6 +37,10 @@ if not DATA.exists():
     DATA = Path("/work/shared/data")
 MECHS = ("laplace", "duchi", "piecewise")
 EPS = (1.0, 3.0, 5.0, 7.0, 9.0)
+# Accuracy sweeps leave Laplace out: privet's LocalLaplace draws through OpenDP's hardened
+# sampler (~2e4 values/s on the loaded shared machine; a strict NCC fit on Adult needs
+# 5e6 values). Table 2 measures Laplace's error (100x PM's), as the paper's Figs. 4-6 do.
+SWEEP_MECHS = ("duchi", "piecewise")
 
 
 # ----------------------------------------------------------------- datasets
@@ -207,7 +211,7 @@ def table2(reps: int = 10):
     rows = []
     for dname, (X, y, schema), n_owners in (
         ("digits (d=50)", digits(), 500),
-        ("adult (d=67)", adult(), 10_000),  # paper's Brazil: 1e5 owners
+        ("adult (d=67)", adult(), 500),  # paper's Brazil: 1e5 owners (OpenDP Laplace is slow)
     ):
         lo = np.array([a.lower for a in schema.attributes])
         hi = np.array([a.upper for a in schema.attributes])
@@ -251,7 +255,7 @@ def accuracy_vs_eps(base: str, reps: int = 1):
         Xtr, ytr, Xte, yte = split(X, y)
         owners = np.arange(len(ytr)) % n_owners if n_owners else None
         for strict in (True, False):
-            for mech in MECHS:
+            for mech in SWEEP_MECHS:
                 for eps in EPS:
                     accs = []
                     for r in range(reps):
