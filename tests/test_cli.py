@@ -40,3 +40,27 @@ def test_datasets_lists_the_shipped_schemas(capsys):
     assert main(["datasets"]) == 0
     out = capsys.readouterr().out
     assert "car" in out and "tennis" in out
+
+
+def test_ledger_verify_passes_an_intact_file_and_flags_a_raw_sql_edit(tmp_path, capsys):
+    """Issue 11, item 9: `privet ledger verify` (a raw UPDATE of a budget is evident)."""
+    import sqlite3
+
+    from privet.cli import main
+    from privet.ledger import Guarantee, Ledger
+
+    path = tmp_path / "budget.sqlite"
+    led = Ledger.open(path, dataset="car", budget=Guarantee(1.0))
+    led.root.charge(Guarantee(0.25), mechanism="test", caller="test")
+    led.close()
+    assert main(["ledger", "verify", str(path)]) == 0
+    assert "OK" in capsys.readouterr().out
+    con = sqlite3.connect(path)
+    tables = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+    table = next(t for t in tables if "budget" in t or "dataset" in t)
+    cols = [r[1] for r in con.execute(f"PRAGMA table_info({table})")]
+    col = next(c for c in cols if "epsilon" in c)
+    con.execute(f"UPDATE {table} SET {col} = 100")
+    con.commit()
+    con.close()
+    assert main(["ledger", "verify", str(path)]) != 0

@@ -153,6 +153,33 @@ def cmd_ledger_show(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_ledger_verify(args: argparse.Namespace) -> int:
+    """Check every dataset of a ledger file: integrity, hash chain, rows against the chain."""
+    from privet.errors import LedgerCorruptError
+    from privet.ledger import Ledger
+    from privet.ledger.sqlite_store import list_datasets
+
+    con = _console()
+    names = [d["name"] for d in list_datasets(args.file)]
+    if not names:
+        con.print(f"{args.file} holds no dataset budgets yet.")
+        return 0
+    bad = 0
+    for name in names:
+        try:
+            led = Ledger.open(args.file, dataset=name)
+            try:
+                events = led.verify()
+            finally:
+                led.close()
+        except LedgerCorruptError as exc:
+            bad += 1
+            con.print(f"[red]FAILED[/red] dataset {name!r}: {exc}")
+            continue
+        con.print(f"[green]OK[/green] dataset {name!r}: {events} events, hash chain intact")
+    return 1 if bad else 0
+
+
 def cmd_datasets(args: argparse.Namespace) -> int:
     from privet.data import list_datasets, load_schema
 
@@ -203,6 +230,15 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("--json", action="store_true", help="print JSON instead of a tree")
     show.add_argument("--max-parts", type=int, default=3, help="parts shown per partition")
     show.set_defaults(func=cmd_ledger_show)
+    verify = lsub.add_parser(
+        "verify",
+        help="check a ledger file's integrity and hash chain",
+        description="Re-read every stored event of every dataset in a SQLite ledger and check "
+        "the hash chain and the stored rows; exit 1 if any dataset was damaged or edited "
+        "outside privet. Example: privet ledger verify budget.sqlite",
+    )
+    verify.add_argument("file", help="the ledger file")
+    verify.set_defaults(func=cmd_ledger_verify)
     ledger.set_defaults(func=lambda a: (ledger.print_help(), 2)[1])
 
     datasets = sub.add_parser("datasets", help="list the datasets privet can load")

@@ -26,6 +26,8 @@ entry                          what is wrong
 ``naive_float_laplace``        ``x + numpy.random.laplace(0, b)`` on doubles: the
                                set of representable outputs depends on ``x``
                                (Mironov 2012)
+``naive_float_piecewise``      seed 004's Piecewise sampled in doubles: the outputs
+                               it can reach depend on the input (Mironov's attack)
 ``linearised_subsampling``     Poisson subsampling at rate ``g`` credited as
                                ``g ε`` instead of ``ln(1 + g (e^ε - 1))``
 =============================  ======================================================
@@ -74,6 +76,9 @@ from privet.audits.zoo_mechanisms import (
     Histogram,
     LaplaceCount,
     NaiveFloatLaplace,
+    NaiveFloatPiecewise,
+    PiecewiseSupport,
+    PiecewiseValue,
     Selection,
     SparseVector,
     SubsampledCount,
@@ -380,6 +385,28 @@ def _entries() -> list[ZooEntry]:
             d0=np.zeros(0),
             d1=np.ones(1),
             statistic=SupportClass(0.0, 1.0, 1.0 / eps),
+            events="set",
+            ci_trials=2_000,
+            benchmark_trials=20_000,
+        )
+    )
+
+    out.append(
+        ZooEntry(
+            name="naive_float_piecewise",
+            title="Piecewise mechanism in doubles (seed 004, Alg. 3)",
+            bug=(
+                "left(x) + w (C - 1) in doubles: about 30% of the outputs on x = 0 are "
+                "impossible on x = 1: not LDP"
+            ),
+            reference="Mironov, CCS 2012; the correct version is privet's discretised Piecewise",
+            claimed_epsilon=1.0,
+            true_epsilon=math.inf,
+            broken=NaiveFloatPiecewise(1.0),
+            correct=PiecewiseValue(1.0),
+            d0=np.zeros(1),
+            d1=np.ones(1),
+            statistic=PiecewiseSupport(1.0, 1.0),
             events="set",
             ci_trials=2_000,
             benchmark_trials=20_000,

@@ -28,6 +28,9 @@ __all__ = [
     "Histogram",
     "LaplaceCount",
     "NaiveFloatLaplace",
+    "NaiveFloatPiecewise",
+    "PiecewiseSupport",
+    "PiecewiseValue",
     "SVTAnswers",
     "SVTReleasedValue",
     "Selection",
@@ -36,6 +39,8 @@ __all__ = [
     "SupportClass",
     "TwoCellShift",
     "inner_epsilon_for",
+    "naive_piecewise",
+    "naive_piecewise_reachable",
     "numpy_laplace_support",
 ]
 
@@ -321,6 +326,79 @@ class SupportClass:
             in1 = numpy_laplace_support(z, self.loc1, self.scale)
             out[i] = (0 if in1 else 1) if in0 else (2 if in1 else 3)
         return out
+
+
+def naive_piecewise(x: float, size: int, epsilon: float = 1.0) -> NDArray[np.float64]:
+    """The Piecewise mechanism (seed 004, Alg. 3) sampled in doubles, as privet did before
+    issue 11: the outputs it can reach depend on ``x`` (do not use)."""
+    rng = np.random.default_rng()
+    c = 1.0 + 2.0 / math.expm1(epsilon / 2)
+    p_in = math.exp(epsilon / 2) / (math.exp(epsilon / 2) + 1)
+    xs = np.full(size, float(x))
+    left = (c + 1) / 2 * xs - (c - 1) / 2
+    right = left + c - 1
+    inside = rng.random(size) < p_in
+    w = rng.random(size)
+    t = w * (c + 1)
+    y_out = np.where(t < left + c, t - c, right + (t - (left + c)))
+    return np.where(inside, left + w * (c - 1), y_out)
+
+
+def naive_piecewise_reachable(y: NDArray[np.float64], x: float, epsilon: float = 1.0) -> NDArray:
+    """Whether :func:`naive_piecewise` on input ``x`` can output each ``y`` exactly.
+
+    numpy's uniforms are ``w = i 2^-53``; each branch of Alg. 3 is inverted for ``w``
+    and the neighbouring candidates are replayed.
+    """
+    c = 1.0 + 2.0 / math.expm1(epsilon / 2)
+    left = (c + 1) / 2 * x - (c - 1) / 2
+    right = left + c - 1
+    ulp = 2.0**-53
+    found = np.zeros(y.shape, dtype=bool)
+    for guess in ((y - left) / (c - 1), (y + c) / (c + 1), (y - right + left + c) / (c + 1)):
+        base = np.round(guess / ulp)
+        for off in range(-3, 4):
+            w = np.clip(base + off, 0, 2**53 - 1) * ulp
+            t = w * (c + 1)
+            y_out = np.where(t < left + c, t - c, right + (t - (left + c)))
+            found |= (left + w * (c - 1) == y) | (y_out == y)
+    return found
+
+
+@dataclass(frozen=True, slots=True)
+class NaiveFloatPiecewise:
+    """Piecewise on the mean of the records, sampled naively in doubles."""
+
+    epsilon: float
+
+    def __call__(self, data: Any, size: int) -> NDArray[np.float64]:
+        return naive_piecewise(float(np.mean(data)) if len(data) else 0.0, size, self.epsilon)
+
+
+@dataclass(frozen=True, slots=True)
+class PiecewiseValue:
+    """privet's discretised Piecewise mechanism on the mean of the records."""
+
+    epsilon: float
+
+    def __call__(self, data: Any, size: int) -> NDArray[np.float64]:
+        from privet.mechanisms import PiecewiseMechanism
+
+        x = float(np.mean(data)) if len(data) else 0.0
+        mech = PiecewiseMechanism(epsilon=self.epsilon)
+        return np.asarray(mech(np.full(size, x), scope=_scratch("replace_one")), dtype=float)
+
+
+@dataclass(frozen=True, slots=True)
+class PiecewiseSupport:
+    """Statistic: 1 if the naive sampler on ``x1`` cannot produce the output's exact bits."""
+
+    x1: float
+    epsilon: float
+
+    def __call__(self, outputs: Any) -> NDArray[np.int8]:
+        y = np.asarray(outputs, dtype=np.float64).ravel()
+        return (~naive_piecewise_reachable(y, self.x1, self.epsilon)).astype(np.int8)
 
 
 @dataclass(frozen=True, slots=True)
