@@ -98,7 +98,7 @@ class Entry:
     def rho(self) -> float | None:
         """zCDP parameter; pure epsilon-DP implies (epsilon^2/2)-zCDP (Bun & Steinke 2016, Prop. 1.4)."""
         if self.delta == 0.0 and math.isfinite(self.epsilon):
-            return self.epsilon**2 / 2
+            return self.epsilon * self.epsilon / 2  # inf (never OverflowError) for huge epsilon
         return None
 
     def guarantee(self) -> Guarantee:
@@ -269,7 +269,7 @@ class Exponential(Entry):
 
     @property
     def rho(self) -> float:
-        return self.epsilon**2 / 8
+        return self.epsilon * self.epsilon / 8
 
 
 @register_entry
