@@ -284,3 +284,45 @@ def test_absurd_epsilons_are_privet_errors_and_charge_nothing(eps):
     with pytest.raises((InvalidParameterError, LedgerCorruptError)):
         Ledger(budget=eps)
     _unchanged(led, before)
+
+
+_ABANDONING_HOST = """
+import os, sys, time
+from privet.ledger import Guarantee, Ledger
+led = Ledger.open(sys.argv[1], dataset="adult", budget=Guarantee(2.0))
+res = led.reserve(Guarantee(1.0), caller="MPC fit", on_abandon=sys.argv[2])
+with res:
+    led.root.charge(Guarantee(0.25), mechanism="opened split", caller="MPC fit")
+    print("charged", flush=True)
+    time.sleep(600)
+"""
+
+
+@pytest.mark.multiprocess
+@pytest.mark.parametrize(("mode", "spent"), [("charge", 1.0), ("release", 0.25)])
+def test_a_killed_hosts_reservation_is_charged_in_full_when_it_asked(tmp_path, mode, spent):
+    """Issue 11, item 2: SIGKILL of the host of an MPC fit left the ledger at what it had
+    charged while its parties opened everything. A reservation made with
+    on_abandon="charge" is found stale by the next writer and its unused rest charged."""
+    import signal
+    import subprocess
+    import sys
+
+    from privet.ledger import Guarantee, Ledger
+
+    path = tmp_path / "budget.sqlite"
+    host = subprocess.Popen(
+        [sys.executable, "-c", _ABANDONING_HOST, str(path), mode], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert host.stdout.readline().strip() == "charged"
+        host.send_signal(signal.SIGKILL)
+        host.wait(timeout=30)
+    finally:
+        host.kill()
+    led = Ledger.open(path, dataset="adult")
+    led.root.charge(Guarantee(0.125), mechanism="next fit", caller="other")  # a writer: finds it
+    assert led.spent().epsilon == pytest.approx(spent + 0.125)
+    if mode == "charge":
+        assert any(c.mechanism.startswith("abandoned reservation") for c in led.charges)
+    assert led.verify() > 0

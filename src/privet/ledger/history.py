@@ -15,6 +15,7 @@ import math
 import os
 import socket
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -25,12 +26,13 @@ from privet.errors import (
     PrivetError,
 )
 from privet.ledger import chain
-from privet.ledger.composition import check_sampling
+from privet.ledger.composition import best_guarantee, check_sampling
+from privet.ledger.entries import ApproxDP, PureDP
 from privet.ledger.guarantee import Guarantee
 from privet.ledger.records import ChargeRecord, eps_from_text, eps_text, guarantee_from
 from privet.ledger.relation import NeighbouringRelation
 from privet.ledger.store import Store
-from privet.ledger.tree import ReservationState, ScopeTree
+from privet.ledger.tree import ABANDON_MARK, ReservationState, ScopeTree
 
 
 class History(ScopeTree):
@@ -205,6 +207,42 @@ class History(ScopeTree):
         else:
             raise bad("has an unknown kind")
 
+    def _charge_abandoned(self, state: Any) -> None:
+        """Charge the unused rest of a dead process's reservation (on_abandon="charge").
+
+        The process reserved a run whose values it may have opened (an MPC run whose
+        parties kept going) and died before it charged them: what it did not charge
+        is charged now, in the reservation's scope, so that the reservation as a
+        whole counts as spent. The rest is the reservation's amount less the basic
+        composition of the charges made inside it (conservative under the tighter
+        compositions, since they are never larger than the basic sum).
+        """
+        used = self._cost(state.scope_id, only=state.id)
+        used_g = best_guarantee(used, state.amount.delta).guarantee
+        eps = max(0.0, state.amount.epsilon - used_g.epsilon)
+        delta = max(0.0, state.amount.delta - used_g.delta)
+        if eps == 0.0 and delta == 0.0:
+            return
+        entry = PureDP(epsilon=eps) if delta == 0.0 else ApproxDP(epsilon=eps, delta=delta)
+        record = ChargeRecord(
+            id=0,
+            scope_id=state.scope_id,
+            path=self._nodes[state.scope_id].path,
+            entry=entry,
+            mechanism="abandoned reservation (charged in full)",
+            sensitivity=None,
+            relation=self.relation.value,
+            caller=state.caller,
+            step=(
+                f"reservation #{state.id} of process {state.pid} on {state.host}, which died "
+                "during a run whose values may be open: its unused rest"
+            ),
+            claim=None,
+            timestamp=time.time(),
+            reservation=None,
+        )
+        self._append("charge", {"id": None, "record": record.to_dict()})
+
     def _close_stale_reservations(self) -> None:
         """Close the open reservations of dead processes on this host (their charges stay)."""
         self._refresh()
@@ -221,8 +259,12 @@ class History(ScopeTree):
             with self._store.transaction():
                 self._sync()
                 for rid in stale:
-                    if self._reservations[rid].status == "open":
-                        self._append("close", {"id": rid})
+                    state = self._reservations[rid]
+                    if state.status != "open":
+                        continue
+                    if state.caller.endswith(ABANDON_MARK):
+                        self._charge_abandoned(state)
+                    self._append("close", {"id": rid})
         except BaseException:
             if self._dirty:
                 self._dirty = False

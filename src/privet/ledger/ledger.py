@@ -56,7 +56,7 @@ from privet.ledger.relation import NeighbouringRelation
 from privet.ledger.reservation import Reservation
 from privet.ledger.scope import Scope
 from privet.ledger.store import MemoryStore
-from privet.ledger.tree import ReservationState
+from privet.ledger.tree import ABANDON_MARK, ReservationState
 
 
 class Ledger(History):
@@ -289,6 +289,7 @@ class Ledger(History):
         *,
         scope: Scope | None = None,
         caller: str = "",
+        on_abandon: str = "release",
     ) -> Reservation:
         """Set aside a plan's cost; raise :class:`BudgetExceededError` if it does not fit.
 
@@ -296,7 +297,17 @@ class Ledger(History):
         The reservation sits in ``scope`` (default: the root), so reservations in
         disjoint parts of a partition compose in parallel like the charges they
         stand for.
+
+        ``on_abandon`` says what happens when the reserving process dies with the
+        reservation open (found by the next writer on the same host):
+        ``"release"`` returns its unused rest to the budget; ``"charge"`` charges
+        that rest, for work whose results may already be out (an MPC run whose
+        parties open values before the host charges them).
         """
+        if on_abandon not in ("release", "charge"):
+            raise InvalidParameterError(
+                f"on_abandon must be 'release' or 'charge', got {on_abandon!r}."
+            )
         amount = self.plan_cost(plan)
         if not isinstance(caller, str):
             raise InvalidParameterError(f"caller must be a string, got {caller!r}.")
@@ -310,6 +321,9 @@ class Ledger(History):
                 f"The scope {scope.path!r} belongs to another ledger; reserve on its own ledger."
             )
         node_id = self._root_id if scope is None else scope.id
+        if on_abandon == "charge":
+            # stored in the caller text, which every store and the JSON document keep
+            caller = f"{caller}{ABANDON_MARK}"
         rid = self._reserve(amount, caller, node_id)
         return Reservation(self, rid)
 

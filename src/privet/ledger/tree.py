@@ -41,6 +41,11 @@ class ReservationState:
     scope_id: int = 0
 
 
+#: Suffix of a reservation's caller when its unused rest is charged, not released, if its
+#: process dies with it open (``Ledger.reserve(..., on_abandon="charge")``).
+ABANDON_MARK = " [charged in full if abandoned]"
+
+
 def reservation_cost(amount: Guarantee) -> Cost:
     # An (eps, delta) reservation composes as an approximate-DP release; only a
     # pure one also has the zCDP view.
