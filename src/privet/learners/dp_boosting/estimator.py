@@ -271,7 +271,8 @@ class DPGradientBoostingClassifier(BaseTreeClassifier):
         return Loss(F.shape[1]).proba(F)
 
     def predict(self, X: Any) -> np.ndarray:
-        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+        proba = self.predict_proba(X)
+        return self.classes_[np.argmax(proba, axis=1)]
 
 
 __all__ = ["DPGradientBoostingClassifier", "Tree"]
