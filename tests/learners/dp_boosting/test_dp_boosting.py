@@ -282,3 +282,13 @@ def test_released_noise_has_calibrated_sigma(car):
     z = noise.mean() / (m.sigma_ / math.sqrt(n))
     assert abs(z) <= stats.norm.ppf(0.9995)
     assert led.charges[0].entry.sigma == m.sigma_
+
+
+def test_generator_random_state_plans_what_it_fits(car):
+    led = Ledger(budget=Guarantee(1.0, 1e-5), relation="replace_one")
+    m = DPGradientBoostingClassifier(
+        epsilon=1.0, schema=car.schema, ledger=led, random_state=np.random.default_rng(7)
+    )
+    m.fit(car.X, car.y)
+    assert led.spent().epsilon == pytest.approx(1.0, rel=1e-6)
+    assert led.spent().epsilon <= 1.0 * (1 + 1e-9)

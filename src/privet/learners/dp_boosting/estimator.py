@@ -176,14 +176,16 @@ class DPGradientBoostingClassifier(BaseTreeClassifier):
         leaves = [n_leaves(f, sizes) for f in shapes]
         return plan_trees(plan, self._mechanism(sigma, n_out), leaves, float(self.subsample))
 
-    def _calibrated(self, schema: Schema | None) -> tuple[float, PrivacyPlan]:
+    def _calibrated(
+        self, schema: Schema | None, shapes: list[tuple[int, ...]] | None = None
+    ) -> tuple[float, PrivacyPlan]:
         _validate_params(self)
         if schema is None:
             sizes, n_out, n_feat = (2,), 1, 1
         else:
             sizes, n_feat = schema.domain_sizes, schema.n_features
             n_out = 1 if schema.n_classes == 2 else schema.n_classes
-        shapes = self._shapes(schema)
+        shapes = self._shapes(schema) if shapes is None else shapes
         if n_feat == 0:  # pragma: no cover - Schema needs a feature
             raise InvalidParameterError("The schema has no features to split on.")
         budget = Guarantee(float(self.epsilon), float(self.delta))
@@ -216,10 +218,10 @@ class DPGradientBoostingClassifier(BaseTreeClassifier):
         """Fit under the ledger's budget; raises BudgetExceededError before reading data."""
         _validate_params(self)
         schema = self._resolve_schema(X, y)
-        sigma, plan = self._calibrated(schema)
+        shapes = self._shapes(schema)  # once: a Generator random_state is consumed
+        sigma, plan = self._calibrated(schema, shapes)
         self.schema_ = schema
         scope = self._scope_for_fit()
-        shapes = self._shapes(schema)
         n_out = 1 if schema.n_classes == 2 else schema.n_classes
         with self.ledger_.reserve(plan, scope=scope, caller=type(self).__name__):
             codes, y_codes = self._prepare(X, y)
