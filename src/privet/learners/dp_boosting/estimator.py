@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import secrets
 from numbers import Integral, Real
 from typing import Any
 
@@ -24,6 +25,15 @@ from privet.learners.dp_boosting.booster import (
 )
 from privet.ledger import Guarantee, Ledger, NeighbouringRelation, PrivacyPlan, Scope
 from privet.mechanisms import GaussianMechanism
+
+
+def _secret_rng() -> np.random.Generator:
+    """Randomness for the Poisson row samples: OS entropy, never ``random_state``.
+
+    Amplification by subsampling needs the sample to be secret; a sample
+    drawn from a seed the adversary may know would void it.
+    """
+    return np.random.Generator(np.random.PCG64DXSM(secrets.randbits(256)))
 
 
 class DPGradientBoostingClassifier(BaseTreeClassifier):
@@ -64,8 +74,9 @@ class DPGradientBoostingClassifier(BaseTreeClassifier):
         Where ``fit`` charges; ``None`` makes a ledger with budget (epsilon, delta).
     public_domain : {"schema", "infer"}, default="schema"
     random_state : int, Generator or None
-        Seeds the tree shapes (feature order) and the Poisson samples; never the
-        privacy noise.
+        Seeds the tree shapes (feature order) only. The privacy noise (OpenDP)
+        and the Poisson row samples (OS entropy: amplification needs a secret
+        sample) are never seeded.
 
     Attributes
     ----------
@@ -236,7 +247,7 @@ class DPGradientBoostingClassifier(BaseTreeClassifier):
                 clip=float(self.clip),
                 learning_rate=float(self.learning_rate),
                 subsample=float(self.subsample),
-                rng=self._rng(1),
+                rng=_secret_rng(),
                 caller=type(self).__name__,
             )
         self._fitted_common(schema)
