@@ -308,3 +308,14 @@ def test_softmax_learns_car_well_above_majority(car):
         for s in range(4)
     ]
     assert np.mean(accs) >= 0.78, accs
+
+
+def test_too_many_leaves_is_refused_before_reading(car, monkeypatch):
+    from privet.learners.dp_boosting import estimator
+
+    monkeypatch.setattr(estimator, "MAX_LEAVES", 100)  # any 4 of Car's features: >= 108 cells
+    led = Ledger(budget=Guarantee(1.0, 1e-5))
+    m = DPGradientBoostingClassifier(schema=car.schema, ledger=led, max_depth=4)
+    with pytest.raises(InvalidParameterError, match="leaves"):
+        m.fit(car.X, car.y)
+    assert led.charges == [] and led.remaining().epsilon == 1.0

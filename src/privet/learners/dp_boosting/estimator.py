@@ -26,6 +26,9 @@ from privet.learners.dp_boosting.booster import (
 from privet.ledger import Guarantee, Ledger, NeighbouringRelation, PrivacyPlan, Scope
 from privet.mechanisms import GaussianMechanism
 
+MAX_LEAVES = 1 << 16
+"""Largest tree (in leaves) a fit accepts."""
+
 
 def _secret_rng() -> np.random.Generator:
     """Randomness for the Poisson row samples: OS entropy, never ``random_state``.
@@ -199,6 +202,14 @@ class DPGradientBoostingClassifier(BaseTreeClassifier):
         shapes = self._shapes(schema) if shapes is None else shapes
         if n_feat == 0:  # pragma: no cover - Schema needs a feature
             raise InvalidParameterError("The schema has no features to split on.")
+        widest = max(n_leaves(f, sizes) for f in shapes)
+        if widest > MAX_LEAVES:
+            raise InvalidParameterError(
+                f"{type(self).__name__}: max_depth={self.max_depth} gives a tree with "
+                f"{widest:,} leaves (the product of its features' public bins), over the "
+                f"limit {MAX_LEAVES:,}; every leaf gets noise, so such leaves are pure noise. "
+                "Lower max_depth (1 or 2 is usual)."
+            )
         budget = Guarantee(float(self.epsilon), float(self.delta))
 
         def make(sigma: float) -> PrivacyPlan:
