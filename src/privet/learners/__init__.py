@@ -11,6 +11,7 @@ which are built from the seed-000 trees. See ``docs/architecture.md``.
 """
 
 from privet.learners._base import PrivacyWarning
+from privet.learners.dp_boosting import DPGradientBoostingClassifier
 from privet.learners.dp_id3 import DPID3Classifier
 from privet.learners.forest import DPExtraTreesClassifier, DPRandomForestClassifier
 from privet.learners.id3 import ID3Classifier
@@ -22,6 +23,7 @@ from privet.learners.secure_sum_id3 import SecureSumID3Classifier
 
 __all__ = [
     "DPExtraTreesClassifier",
+    "DPGradientBoostingClassifier",
     "DPID3Classifier",
     "DPRandomForestClassifier",
     "ID3Classifier",
