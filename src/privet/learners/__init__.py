@@ -8,6 +8,7 @@ from privet.learners._base import PrivacyWarning
 from privet.learners.dp_id3 import DPID3Classifier
 from privet.learners.forest import DPExtraTreesClassifier, DPRandomForestClassifier
 from privet.learners.id3 import ID3Classifier
+from privet.learners.matrix_forest import MatrixRandomForestClassifier
 from privet.learners.oblivious_id3 import ObliviousID3Classifier
 from privet.learners.partial_mpc_id3 import PartialMPCID3Classifier
 
@@ -16,6 +17,7 @@ __all__ = [
     "DPID3Classifier",
     "DPRandomForestClassifier",
     "ID3Classifier",
+    "MatrixRandomForestClassifier",
     "ObliviousID3Classifier",
     "PartialMPCID3Classifier",
     "PrivacyWarning",
