@@ -425,7 +425,8 @@ class MatrixRandomForestClassifier(BaseTreeClassifier):
 
     def predict(self, X: Any) -> np.ndarray:
         """Labels of the queries. In a prediction mode this is a charged DP release."""
-        return self.classes_[np.argmax(self._votes(X), axis=1)]
+        votes = self._votes(X)
+        return self.classes_[np.argmax(votes, axis=1)]
 
     def predict_proba(self, X: Any) -> np.ndarray:
         """Normalised clipped votes (a charged release in a prediction mode, like predict)."""
