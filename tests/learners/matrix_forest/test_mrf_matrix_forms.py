@@ -122,3 +122,12 @@ def test_trees_depend_on_the_schema_and_seed_only() -> None:
     )
     assert np.array_equal(a[0].paths.values, b[0].paths.values)
     assert a[0].paths.l1_norm() == 5  # ||T||_1 = tau: every cell in one leaf per tree
+
+
+def test_implicit_prediction_workload_equals_the_explicit_one() -> None:
+    rng = np.random.default_rng(0)
+    (ens,) = build_forest((3, 4, 2), n_trees=4, max_depth=2, n_ensembles=1, max_features=3, rng=rng)
+    q_leaves = leaf_index(ens, np.column_stack([rng.integers(s, size=7) for s in ens.domain]))
+    d = rng.integers(0, 5, size=(ens.n_cells, 3)).astype(float)
+    implicit = mx.ImplicitPredictionWorkload(ens, q_leaves)
+    assert np.array_equal(implicit.matmul(d), mx.prediction_workload(ens, q_leaves) @ d)

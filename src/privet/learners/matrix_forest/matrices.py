@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import time
 from typing import Any
 
 import numpy as np
@@ -35,6 +36,8 @@ from privet.mechanisms.matrix import (
     MatrixStrategy,
     OptimisationResult,
     Strategy,
+    Workload,
+    optimize_kronecker,
     optimize_strategy,
     squared_error,
 )
@@ -42,6 +45,7 @@ from privet.mechanisms.matrix import (
 __all__ = [
     "EXPLICIT_CELLS",
     "MAX_CELLS",
+    "ImplicitPredictionWorkload",
     "choose_strategy",
     "data_matrix",
     "leaf_query_matrix",
@@ -52,8 +56,13 @@ __all__ = [
 MAX_CELLS = 1 << 22
 """Largest sub-domain (cells of one ensemble) for which D and the noise are formed."""
 
-EXPLICIT_CELLS = 8192
-"""Largest sub-domain / leaf count for explicit workloads (the mechanism's explicit limit)."""
+EXPLICIT_CELLS = 2048
+"""Largest sub-domain / leaf count for which explicit n x n Grams are formed here.
+
+The mechanism allows 8192, but an explicit OPT_p and the rank of W^T W (the
+"workload" baseline of optimize_strategy) cost O(n^3) time and O(n^2) memory;
+above 2048 cells the Kronecker form is used instead (Mushroom with d_bar = 4
+has sub-domains of up to 9720 cells)."""
 
 
 def _cell_index(codes: NDArray[np.int64], domain: tuple[int, ...]) -> NDArray[np.int64]:
@@ -96,19 +105,37 @@ def leaf_query_matrix(ensemble: Ensemble, query_leaves: NDArray[np.int64]) -> sp
 
 
 def prediction_workload(ensemble: Ensemble, query_leaves: NDArray[np.int64]) -> sparse.csr_matrix:
-    """W = Q T^T T (b x n), the weighted-vote workload of Alg. 2 (Fig. 1f)."""
+    """W = Q T^T T (b x n), the weighted-vote workload of Alg. 2 (Fig. 1f), explicit."""
     if ensemble.n_cells > EXPLICIT_CELLS:
         raise InvalidParameterError(
-            f"Batch prediction optimises an explicit strategy over the ensemble's sub-domain, "
-            f"which has {ensemble.n_cells} cells (> {EXPLICIT_CELLS}); lower max_features "
-            "(d_bar) or raise n_ensembles."
+            f"The explicit W = Q T^T T needs a sub-domain of at most {EXPLICIT_CELLS} cells; "
+            f"this ensemble's has {ensemble.n_cells}. Use implicit_prediction_workload."
         )
     return leaf_query_matrix(ensemble, query_leaves) @ ensemble.paths.to_sparse()
 
 
+class ImplicitPredictionWorkload(Workload):
+    """W = (Q T^T) T kept as the product of a sparse b x o matrix and the implicit T.
+
+    For sub-domains above the explicit limit: W x = (Q T^T)(T x), never forming W.
+    """
+
+    def __init__(self, ensemble: Ensemble, query_leaves: NDArray[np.int64]) -> None:
+        self.left = leaf_query_matrix(ensemble, query_leaves)
+        self.paths = ensemble.paths
+        self.shape = (int(self.left.shape[0]), ensemble.n_cells)
+        self.domain = ensemble.domain
+
+    def matmul(self, x: NDArray[np.float64]) -> NDArray[np.float64]:
+        return np.asarray(self.left @ self.paths.matmul(x))
+
+    def to_sparse(self) -> sparse.csr_matrix:
+        return self.left @ self.paths.to_sparse()
+
+
 # ------------------------------------------------------------------ strategies
 _CACHE: dict[str, tuple[Strategy, dict[str, float], float, str]] = {}
-_CACHE_SIZE = 16
+_CACHE_SIZE = 32
 
 
 def _key(kind: str, *parts: Any) -> str:
@@ -164,8 +191,21 @@ def choose_strategy(
         a = MatrixStrategy(w.to_sparse())
         out = (a, {"workload": squared_error(w, a)}, 0.0, "workload")
     else:
-        if kind == "training":
-            res: OptimisationResult = optimize_strategy(w, random_state=seed)
+        if kind == "training" and w.n > EXPLICIT_CELLS:
+            start = time.perf_counter()
+            opt = optimize_kronecker(w, random_state=seed)
+            ident = KroneckerStrategy([IdentityStrategy(n) for n in w.domain])
+            errs = {"optimised": squared_error(w, opt), "identity": squared_error(w, ident)}
+            best = "optimised" if errs["optimised"] < errs["identity"] * (1 - 1e-9) else "identity"
+            res = OptimisationResult(
+                opt if best == "optimised" else ident,
+                best,
+                errs,
+                time.perf_counter() - start,
+                "kronecker",
+            )
+        elif kind == "training":
+            res = optimize_strategy(w, random_state=seed)
         else:
             if w.n > EXPLICIT_CELLS:
                 raise InvalidParameterError(
