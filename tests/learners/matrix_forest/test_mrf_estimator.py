@@ -158,3 +158,14 @@ def test_car_headline_accuracy_is_far_above_the_majority_rate() -> None:
     assert acc > 0.75  # majority class 'unacc' is 0.70
     assert m.strategies_[0]["chosen"] in {"optimised", "identity", "workload"}
     assert m.timings_["training"] >= 0.0
+
+
+@pytest.mark.parametrize("mode", ["batch_training", "batch_prediction"])
+def test_replace_one_ledger_doubles_the_sensitivity_not_the_cost(mode) -> None:
+    X, y = toy()
+    led = Ledger(budget=Guarantee(1.0), relation="replace_one")
+    m = model(mode=mode, epsilon=1.0, ledger=led).fit(X, y)
+    m.predict(X.iloc[:5])
+    assert math.isclose(led.spent().epsilon, 1.0, rel_tol=1e-9)
+    sens = [c.sensitivity for c in led.charges if c.mechanism == "matrix"]
+    assert sens and all(s >= 2.0 for s in sens)  # ||A||_1 >= 1, doubled
