@@ -349,6 +349,7 @@ def main() -> None:
         "fig3a": lambda: run_fig3a(a.splits),
         "fig3b": lambda: run_fig3b(a.splits),
         "fig4": lambda: run_fig4(a.splits),
+        "report": run_report,
     }[a.part]()
     print(
         f"{a.part}: {time.perf_counter() - start:.0f} s; load average at end:",
