@@ -86,8 +86,12 @@ def predict_release(data, size: int = 1) -> np.ndarray:
     return _released(data, size, "batch_prediction")
 
 
+def subsample_release(data, size: int = 1) -> np.ndarray:
+    return _released(data, size, "subsample_aggregate")
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("fn", [train_release, predict_release])
+@pytest.mark.parametrize("fn", [train_release, predict_release, subsample_release])
 def test_dp_test_finds_no_violation_on_a_small_schema(fn) -> None:
     extra = pd.concat([BASE, pd.DataFrame({"a": ["0"], "b": ["0"]})], ignore_index=True)
     assert_dp(

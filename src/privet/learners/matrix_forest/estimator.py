@@ -88,8 +88,9 @@ class MatrixRandomForestClassifier(BaseTreeClassifier):
         otherwise. Prediction modes are fixed by their mechanism.
     schema, ledger, public_domain, random_state
         As for every privet learner; ``random_state`` seeds the tree shapes,
-        the feature subsets, the disjoint assignment and the optimiser's start
-        (never the privacy noise).
+        the feature subsets and the optimiser's start (never the privacy noise,
+        nor the record-to-tree assignment of the disjoint modes, which is part of
+        the privacy argument and drawn from fresh entropy).
 
     Attributes
     ----------
@@ -298,7 +299,11 @@ class MatrixRandomForestClassifier(BaseTreeClassifier):
         self._private: list[np.ndarray] = []
         if self.mode in ("disjoint_training", "subsample_aggregate"):
             total = sum(e.n_trees for e in self.ensembles_)
-            owner = rng.integers(total, size=codes.shape[0])  # each record to one tree
+            # each record to one tree, i.i.d. uniform. Part of the privacy argument (a removed
+            # record must leave the others' trees unchanged in distribution), so it is drawn
+            # from fresh OS entropy, never from random_state: a seeded draw is a function of
+            # record positions, and removing a record would shift every later one.
+            owner = np.random.default_rng().integers(total, size=codes.shape[0])
             parts = scope.partition([f"tree {g}" for g in range(total)])
             g0 = 0
             for ens in self.ensembles_:
