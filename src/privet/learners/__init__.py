@@ -16,6 +16,7 @@ from privet.learners.dp_id3 import DPID3Classifier
 from privet.learners.forest import DPExtraTreesClassifier, DPRandomForestClassifier
 from privet.learners.id3 import ID3Classifier
 from privet.learners.ldp_boosting import LDPBoostingClassifier
+from privet.learners.matrix_forest import MatrixRandomForestClassifier
 from privet.learners.mpc_id3 import MPCID3Classifier
 from privet.learners.oblivious_id3 import ObliviousID3Classifier
 from privet.learners.partial_mpc_id3 import PartialMPCID3Classifier
@@ -29,6 +30,7 @@ __all__ = [
     "ID3Classifier",
     "LDPBoostingClassifier",
     "MPCID3Classifier",
+    "MatrixRandomForestClassifier",
     "ObliviousID3Classifier",
     "PartialMPCID3Classifier",
     "PrivacyWarning",
