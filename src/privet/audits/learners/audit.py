@@ -239,7 +239,7 @@ def claimed_and_proven(
     "claim" (a non-private baseline's record) counts as no claim.
     """
     spec = resolve_learner(learner)
-    ledger = _unbounded_ledger()
+    ledger = _unbounded_ledger(spec.relation)
     model = spec.make(epsilon=epsilon, max_depth=max_depth, schema=schema, ledger=ledger)
     model.fit(X, y)
     spent = getattr(model, "privacy_spent_", None)

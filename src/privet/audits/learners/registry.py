@@ -74,6 +74,10 @@ SHORT_NAMES: dict[str, str] = {
     "DPRandomForestClassifier": "dpforest",
     "DPExtraTreesClassifier": "dpextratrees",
     "MPCID3Classifier": "mpcid3",
+    "DPGradientBoostingClassifier": "dpgbt",
+    "SecureSumID3Classifier": "securesumid3",
+    "MatrixRandomForestClassifier": "matrixforest",
+    "LDPBoostingClassifier": "ldpboosting",
 }
 """One short name per learner class (``privet audit ... --learner dpid3``)."""
 
@@ -85,6 +89,10 @@ CLASS_CONFIGURATIONS: dict[str, str] = {
     "DPRandomForestClassifier": "dp_forest",
     "DPExtraTreesClassifier": "dp_extra_trees",
     "MPCID3Classifier": "mpc_id3",
+    "DPGradientBoostingClassifier": "dp_gbt",
+    "SecureSumID3Classifier": "secure_sum_id3",
+    "MatrixRandomForestClassifier": "matrix_forest",
+    "LDPBoostingClassifier": "ldp_boosting",
 }
 """The configuration of :data:`LEARNERS` that a class name (or its short name) stands for."""
 
@@ -97,10 +105,12 @@ Progress = Callable[[int, int], None]
 _NOT_EXPORTED = {"MPCID3Classifier": "privet.learners.mpc_id3"}
 
 
-def _unbounded_ledger() -> Any:
-    from privet.ledger import Guarantee, Ledger
+def _unbounded_ledger(relation: str = "add_remove") -> Any:
+    from privet.ledger import Guarantee, Ledger, NeighbouringRelation
 
-    return Ledger(budget=Guarantee.unbounded(), dataset="audit")
+    return Ledger(
+        budget=Guarantee.unbounded(), dataset="audit", relation=NeighbouringRelation(relation)
+    )
 
 
 def learner_class(name: str) -> type:
@@ -251,6 +261,7 @@ class LearnerSpec:
     path: str = "reference"
     slow: bool = False
     note: str = ""
+    relation: str = "add_remove"
 
     def make(
         self,
@@ -269,7 +280,7 @@ class LearnerSpec:
             "epsilon": epsilon,
             "max_depth": max_depth,
             "schema": schema,
-            "ledger": _unbounded_ledger() if ledger is None else ledger,
+            "ledger": _unbounded_ledger(self.relation) if ledger is None else ledger,
         }
         if random_state is not None and _accepts(self.build, "random_state"):
             kwargs["random_state"] = random_state
@@ -343,6 +354,32 @@ def _registry() -> dict[str, LearnerSpec]:
             "DPExtraTreesClassifier",
             "random splits, DP leaves: claimed = proven",
             options=five,
+        ),
+        _spec(
+            "dp_gbt",
+            "DPGradientBoostingClassifier (privet's DP boosted trees)",
+            "DPGradientBoostingClassifier",
+            "random splits, Gaussian Newton leaves in zCDP: proven (epsilon, delta)",
+        ),
+        _spec(
+            "secure_sum_id3",
+            "SecureSumID3Classifier(epsilon=...) (seed 001, sound DP variant)",
+            "SecureSumID3Classifier",
+            "distributed discrete Laplace on every summed count: proven epsilon",
+        ),
+        _spec(
+            "matrix_forest",
+            "MatrixRandomForestClassifier(16 trees, batch training) (seed 002)",
+            "MatrixRandomForestClassifier",
+            "matrix mechanism on the leaf counts: claimed = proven",
+            options={"n_trees": 16},
+        ),
+        _spec(
+            "ldp_boosting",
+            "LDPBoostingClassifier(strict=True) (seed 004, local DP)",
+            "LDPBoostingClassifier",
+            "each owner perturbs once: epsilon-LDP under replace-one",
+            relation="replace_one",
         ),
     ]
     if _protocol_available():
