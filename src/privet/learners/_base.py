@@ -269,6 +269,21 @@ class BaseTreeClassifier(ClassifierMixin, BaseEstimator):
         tags.non_deterministic = True
         return tags
 
+    def _reserve(self, plan: PrivacyPlan, scope: Scope) -> Any:
+        """Reserve ``plan`` in ``scope`` for this fit (a context manager).
+
+        A fit through a protocol (``backend`` other than ``"reference"``) has parties
+        that open values before this process charges them; its reservation asks to
+        be charged in full if this process dies with it open (issue 11, item 2).
+        """
+        backend = getattr(self, "backend", "reference")
+        return self.ledger_.reserve(
+            plan,
+            scope=scope,
+            caller=type(self).__name__,
+            on_abandon="release" if backend == "reference" else "charge",
+        )
+
     def _fitted_common(self, schema: Schema) -> None:
         self.classes_ = np.asarray(schema.classes, dtype=object)
         if all(isinstance(c, int | np.integer) and not isinstance(c, bool) for c in schema.classes):

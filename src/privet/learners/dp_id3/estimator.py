@@ -166,7 +166,7 @@ class DPID3Classifier(BaseTreeClassifier):
         self.schema_ = self._resolve_schema(X, y)
         plan = self.privacy_plan(self.schema_)
         scope = self._scope(float(self.epsilon))
-        with self.ledger_.reserve(plan, scope=scope, caller=type(self).__name__):
+        with self._reserve(plan, scope):
             codes, y_codes = self._prepare(X, y)
             self.tree_ = self._grow(scope, codes, y_codes)
         self._fitted_common(self.schema_)

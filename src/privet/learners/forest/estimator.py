@@ -304,14 +304,7 @@ class _BaseDPForest(BaseTreeClassifier):
         scope = self._forest_scope(plan)
         rng = check_random_state(self.random_state)
         claim = self._claim_rule()
-        with self.ledger_.reserve(
-            plan,
-            scope=scope,
-            caller=type(self).__name__,
-            # parties may open values before this process charges them: if it dies,
-            # the next writer charges the unused rest (issue 11, item 2)
-            on_abandon="charge" if getattr(self, "backend", "reference") != "reference" else "release",
-        ) as res:
+        with self._reserve(plan, scope) as res:
             codes, y_codes = self._prepare(X, y)
             subsets = self._subsets(scope, codes.shape[0], rng)
             self._check_subsets(subsets)

@@ -290,14 +290,7 @@ class ObliviousID3Classifier(BaseTreeClassifier):
         self.schema_ = self._resolve_schema(X, y)
         plan = self.privacy_plan(self.schema_)
         scope = self._scope(float(self.epsilon))
-        with self.ledger_.reserve(
-            plan,
-            scope=scope,
-            caller=type(self).__name__,
-            # parties may open values before this process charges them: if it dies,
-            # the next writer charges the unused rest (issue 11, item 2)
-            on_abandon="charge" if self.backend != "reference" else "release",
-        ) as res:
+        with self._reserve(plan, scope) as res:
             codes, y_codes = self._prepare(X, y)
             if self.backend == "reference":
                 self.tree_ = self._grow(scope, codes, y_codes, self._claim_rule())

@@ -288,14 +288,7 @@ class SecureSumID3Classifier(BaseTreeClassifier):
         self.schema_ = self._resolve_schema(X, y) if datasets is None else self._party_schema()
         plan = self.privacy_plan(self.schema_)
         scope = self._open_scope()
-        with self.ledger_.reserve(
-            plan,
-            scope=scope,
-            caller=type(self).__name__,
-            # parties may open values before this process charges them: if it dies,
-            # the next writer charges the unused rest (issue 11, item 2)
-            on_abandon="charge" if self.backend != "reference" else "release",
-        ) as res:
+        with self._reserve(plan, scope) as res:
             codes, ys = self._party_data(X, y, parties, datasets)
             entries = self._level_entries(self.schema_)
             prime = int(self.prime) if self.prime is not None else proto.DEFAULT_PRIME
