@@ -4,6 +4,7 @@
 ``protocol``   one MPC majority vote over a forest of secret ODP+FMPC-ID3 trees.
 """
 
-from privet.learners.forest.estimator import DPExtraTreesClassifier, DPRandomForestClassifier
+from privet.learners.forest.extra_trees import DPExtraTreesClassifier
+from privet.learners.forest.random_forest import DPRandomForestClassifier
 
 __all__ = ["DPExtraTreesClassifier", "DPRandomForestClassifier"]

@@ -1,0 +1,189 @@
+"""``DPExtraTreesClassifier``: random splits from the public schema, DP leaves (seed 000, App. D)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from privet.data import Schema
+from privet.learners._base import plan_depth
+from privet.learners._trees.accounting import (
+    ClaimRule,
+    leaf_entry,
+    leaf_mechanism,
+    relation_of,
+)
+from privet.learners._trees.ops import ReferenceOps, scope_labels
+from privet.learners._trees.tree import Tree, TreeBuilder
+from privet.learners.forest.base import _BaseDPForest
+from privet.ledger import (
+    PlanNode,
+    Scope,
+)
+
+
+def plan_extra_tree(
+    node: PlanNode,
+    *,
+    depth: int,
+    width: int,
+    epsilon: float,
+    leaf: str,
+    relation: Any,
+    claim: ClaimRule,
+) -> None:
+    """An extra tree's charges: none for its random splits, one per leaf."""
+    for level in range(depth):
+        node = node.partition(max(width, 2), label=f"depth {level + 1}")
+    node.charge(
+        leaf_entry(leaf, epsilon, relation),
+        mechanism=leaf_mechanism(leaf),
+        step="leaf",
+        claim=claim("leaf", epsilon),
+    )
+
+
+def grow_extra_tree(
+    ops: ReferenceOps,
+    scope: Scope,
+    schema: Schema,
+    *,
+    depth: int,
+    epsilon: float,
+    leaf: str,
+    claim: ClaimRule,
+    rng: np.random.Generator,
+    rows: np.ndarray,
+) -> Tree:
+    """A DP extra tree (App. D): split attributes drawn uniformly at random.
+
+    The splits read no data (public randomness), so only the leaves are
+    charged, each with the full ``epsilon``; the leaves are disjoint.
+    """
+    builder = TreeBuilder(ops.n_classes)
+    leaves: list[tuple[int, Scope, np.ndarray]] = []
+
+    def grow(node: int, sc: Scope, rows: np.ndarray, attrs: list[int], h: int) -> None:
+        if h == 0 or not attrs:
+            leaves.append((node, sc, rows))
+            return
+        best = attrs[int(rng.integers(len(attrs)))]
+        kids = builder.split(node, best, ops.sizes[best])
+        parts = sc.partition(scope_labels(schema, best))
+        rest = [a for a in attrs if a != best]
+        for kid, part, sub in zip(kids, parts, ops.partition(rows, best), strict=True):
+            grow(kid, part, sub, rest, h - 1)
+
+    root = builder.add_node(0)
+    grow(root, scope, rows, list(range(ops.n_attributes)), depth)
+    values = ops.release_leaves(
+        [(sc, r) for _, sc, r in leaves], leaf=leaf, epsilon=epsilon, claim=claim("leaf", epsilon)
+    )
+    for (node, _, _), value in zip(leaves, values, strict=True):
+        builder.set_leaf(node, value)
+    return builder.build()
+
+
+class DPExtraTreesClassifier(_BaseDPForest):
+    """A forest of DP extra trees (seed 000, App. D): random splits, DP leaves.
+
+    Each tree draws its split attributes uniformly at random (from
+    ``random_state``, without reading data) and releases DP leaves with the
+    full per-tree ``epsilon``; only the leaves are charged.
+
+    Parameters
+    ----------
+    n_estimators : int, default=10
+    sampling : {"disjoint", "poisson"}, default="disjoint"
+    sampling_rate : float in (0, 1] or None, default=None
+        Poisson rate (``None``: ``1 / n_estimators``).
+    epsilon : float, default=1.0
+        Budget of each tree, all of it on the leaves.
+    max_depth : int, default=3
+    leaf : {"laplace", "exponential"}, default="laplace"
+    schema, ledger, public_domain
+        As for :class:`DPRandomForestClassifier`.
+    random_state : int, RandomState or None
+        Public randomness: subsets and split attributes.
+
+    Attributes
+    ----------
+    trees_, ledger_, privacy_spent_, privacy_claim_, classes_, schema_
+
+    Notes
+    -----
+    Claimed and proven as for :class:`DPRandomForestClassifier`: epsilon for
+    disjoint subsets; for Poisson subsamples the claim ``k g epsilon`` of
+    Claim D.1 against the proven ``k ln(1 + g (e^epsilon - 1))``.
+
+    Reference path only (no ``backend``): the protocols of seed 000 choose
+    their splits from the data (Alg. 1, Alg. 7), and privet has no protocol
+    for trees with public random splits and secret DP leaves.
+
+    References
+    ----------
+    Seed 000, App. D (the extra-trees DP forest, disjoint subsets) and App. D.1
+    (Claim D.1, Poisson subsampling).
+    """
+
+    def __init__(
+        self,
+        *,
+        n_estimators: int = 10,
+        sampling: str = "disjoint",
+        sampling_rate: float | None = None,
+        epsilon: float = 1.0,
+        max_depth: int = 3,
+        leaf: str = "laplace",
+        schema: Any = None,
+        ledger: Any = None,
+        public_domain: str = "schema",
+        random_state: Any = None,
+    ) -> None:
+        self.n_estimators = n_estimators
+        self.sampling = sampling
+        self.sampling_rate = sampling_rate
+        self.epsilon = epsilon
+        self.max_depth = max_depth
+        self.leaf = leaf
+        self.schema = schema
+        self.ledger = ledger
+        self.public_domain = public_domain
+        self.random_state = random_state
+
+    def _plan_tree(self, node: PlanNode, schema: Schema | None, claim: ClaimRule) -> None:
+        plan_extra_tree(
+            node,
+            depth=plan_depth(self.max_depth, schema),
+            width=schema.max_domain_size if schema is not None else 2,
+            epsilon=float(self.epsilon),
+            leaf=self.leaf,
+            relation=relation_of(self.ledger),
+            claim=claim,
+        )
+
+    def _grow_tree(
+        self,
+        scope: Scope,
+        codes: np.ndarray,
+        y_codes: np.ndarray,
+        rows: np.ndarray,
+        claim: ClaimRule,
+        rng: np.random.RandomState,
+    ) -> Tree:
+        schema = self.schema_
+        ops = ReferenceOps(
+            codes, y_codes, schema.domain_sizes, schema.n_classes, caller=type(self).__name__
+        )
+        return grow_extra_tree(
+            ops,
+            scope,
+            schema,
+            depth=plan_depth(self.max_depth, schema),
+            epsilon=float(self.epsilon),
+            leaf=self.leaf,
+            claim=claim,
+            rng=np.random.default_rng(rng.randint(2**31)),
+            rows=rows,
+        )
