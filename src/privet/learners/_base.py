@@ -151,16 +151,21 @@ class BaseTreeClassifier(ClassifierMixin, BaseEstimator):
                 X = X.rename(columns=str)
             cols = [c for c in X.columns if c != schema.target_name]
             return schema.encode(X[cols] if len(cols) != X.shape[1] else X)
+        if isinstance(X, str | bytes) or np.ndim(X) == 0:
+            raise SchemaError(
+                f"X must be a table of {schema.n_features} feature columns (a DataFrame or a "
+                f"2-D array), got {type(X).__name__}; pass one row per record."
+            )
         try:
             arr = check_array(X, dtype=None, ensure_all_finite=False, ensure_min_samples=1)
         except (TypeError, ValueError) as exc:
             raise SchemaError(f"{exc}") from None
-        frame = pd.DataFrame(arr, columns=list(schema.feature_names)[: arr.shape[1]])
         if arr.shape[1] != schema.n_features:
             raise SchemaError(
                 f"X has {arr.shape[1]} columns but the schema has {schema.n_features} "
                 f"features {list(schema.feature_names)}; pass the columns in schema order."
             )
+        frame = pd.DataFrame(arr, columns=list(schema.feature_names))
         frame = frame.infer_objects()
         return schema.encode(frame)
 
@@ -169,6 +174,11 @@ class BaseTreeClassifier(ClassifierMixin, BaseEstimator):
             raise SchemaError(
                 f"{type(self).__name__} requires y to be passed, but the target y is None; "
                 "pass the class labels."
+            )
+        if isinstance(y, str | bytes) or np.ndim(y) == 0:
+            raise SchemaError(
+                f"y must hold one class label per row, got the single value {y!r}; pass an "
+                "array or Series of labels."
             )
         if isinstance(y, np.ndarray) and y.dtype.kind == "f":
             y = np.asarray([_plain(v) for v in y], dtype=object)

@@ -1,0 +1,112 @@
+"""Bad input to every learner: a privet error that says what to fix, or a correct fit.
+
+Issue 11 ("Bad input"): ``fit(X, y="unacc")`` gave IndexError in every learner. For each
+learner that ``privet.learners`` exports, hypothesis draws malformed training data and
+parameters; every call must either succeed or raise a :class:`~privet.errors.PrivetError`
+with a message, and a call that raised must have charged nothing.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import privet.learners as learners
+from privet.data import Categorical, Numeric, Schema
+from privet.errors import PrivetError
+from privet.ledger import Guarantee, Ledger, NeighbouringRelation
+
+SCHEMA = Schema(
+    [Categorical("a", ["x", "y"]), Numeric.equal_width("b", -1.0, 1.0, 4)],
+    Categorical("label", ["no", "yes"]),
+)
+CLASSES = [c for c in learners.__all__ if c.endswith("Classifier")]
+LDP = {"LDPBoostingClassifier"}
+NUMERIC = Schema(
+    [Numeric.equal_width("a", -1.0, 1.0, 4), Numeric.equal_width("b", -1.0, 1.0, 4)], Categorical("label", ["no", "yes"])
+)
+
+
+def _good(n: int = 12, numeric: bool = False) -> tuple[pd.DataFrame, np.ndarray]:
+    rng = np.random.default_rng(0)
+    a = rng.uniform(-1, 1, n) if numeric else rng.choice(["x", "y"], n)
+    return pd.DataFrame({"a": a, "b": rng.uniform(-1, 1, n)}), rng.choice(["no", "yes"], n)
+
+
+bad_y = st.one_of(
+    st.just("unacc"),
+    st.just(None),
+    st.just(3),
+    st.just(np.array([["no", "yes"]] * 12)),
+    st.just(["no"] * 5),
+    st.just(["maybe"] * 12),
+    st.just([float("nan")] * 12),
+    st.lists(st.sampled_from(["no", "yes", 1, None]), min_size=0, max_size=14),
+)
+bad_X = st.one_of(
+    st.just("table"),
+    st.just(None),
+    st.just(np.zeros((12, 5))),
+    st.just(np.zeros((0, 2))),
+    st.just(pd.DataFrame({"a": ["z"] * 12, "b": [0.0] * 12})),
+    st.just(pd.DataFrame({"a": ["x"] * 12, "b": [5.0] * 12})),
+    st.just(pd.DataFrame({"a": ["x"] * 12, "b": ["text"] * 12})),
+    st.just(pd.DataFrame({"a": ["x"] * 12, "b": [np.inf] * 12})),
+)
+
+
+def _ledger(name: str) -> Ledger:
+    relation = NeighbouringRelation.REPLACE_ONE if name in LDP else NeighbouringRelation.ADD_REMOVE
+    return Ledger(budget=Guarantee(50.0, 1e-3), relation=relation)
+
+
+def _model(name: str, led: Ledger):  # type: ignore[no-untyped-def]
+    cls = getattr(learners, name)
+    kwargs = {"schema": NUMERIC if name in LDP else SCHEMA, "ledger": led}
+    if "epsilon" in cls().get_params():
+        kwargs["epsilon"] = 1.0
+    if name == "ObliviousID3Classifier":
+        kwargs["split"] = "exponential"
+    if "ledger" not in cls().get_params():
+        del kwargs["ledger"]  # non-private, no ledger
+    elif name == "MPCID3Classifier":
+        kwargs["ledger"] = Ledger(budget=Guarantee.unbounded())
+    if name == "MPCID3Classifier":
+        kwargs["backend"] = "local"
+    return cls(**kwargs)
+
+
+def _call(name: str, X, y) -> None:  # type: ignore[no-untyped-def]
+    led = _ledger(name)
+    model = _model(name, led)
+    used = getattr(model, "ledger", None) or led
+    before = used.spent()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            model.fit(X, y)
+        except PrivetError as exc:
+            assert str(exc), f"{name}: an error without a message"
+            assert used.spent() == before, f"{name} charged on a refused call: {exc}"
+            return
+
+
+@pytest.mark.parametrize("name", CLASSES)
+@settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck))
+@given(y=bad_y)
+def test_bad_labels_get_a_privet_error_and_charge_nothing(name, y):
+    X, _ = _good(numeric=name in LDP)
+    _call(name, X, y)
+
+
+@pytest.mark.parametrize("name", CLASSES)
+@settings(max_examples=10, deadline=None, suppress_health_check=list(HealthCheck))
+@given(X=bad_X)
+def test_bad_features_get_a_privet_error_and_charge_nothing(name, X):
+    _, y = _good()
+    _call(name, X, y)
