@@ -6,6 +6,7 @@ without data; ``fit`` reserves the plan before it reads the data.
 
 from privet.learners._base import PrivacyWarning
 from privet.learners.dp_id3 import DPID3Classifier
+from privet.learners.federated_cart import FederatedDPTreeClassifier
 from privet.learners.forest import DPExtraTreesClassifier, DPRandomForestClassifier
 from privet.learners.id3 import ID3Classifier
 from privet.learners.oblivious_id3 import ObliviousID3Classifier
@@ -15,6 +16,7 @@ __all__ = [
     "DPExtraTreesClassifier",
     "DPID3Classifier",
     "DPRandomForestClassifier",
+    "FederatedDPTreeClassifier",
     "ID3Classifier",
     "ObliviousID3Classifier",
     "PartialMPCID3Classifier",
