@@ -48,6 +48,8 @@ TESTING_ENV_ALLOW = "fixed-noise-breaks-privacy"
 class TestingNoiseRefused(PrivetError):
     """Public testing noise was requested outside a test."""
 
+    __test__ = False  # not a pytest class
+
 
 # ------------------------------------------------------------------ ring encoding
 def to_ring(values: np.ndarray) -> np.ndarray:
