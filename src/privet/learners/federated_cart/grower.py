@@ -26,7 +26,7 @@ proves that every root-to-leaf path stays within epsilon.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -44,6 +44,9 @@ from privet.mechanisms import GammaDLPA
 #: Lemma 3.2: sensitivity of one party's summand n_k G(Q_k, theta*_kj).
 BOUND_SENSITIVITY = 5.0 / 4.0
 CLAIM_SOURCE = "seed 003 (Gubler), Thm. 6 and Sec. 3.5 (Alg. 6)"
+
+
+Steps = Generator[tuple[str, np.ndarray, float], np.ndarray, None]
 
 
 class SumOps(Protocol):
@@ -195,16 +198,47 @@ def grow(
     data: PartyRows,
     ops: SumOps,
     scope: Any = None,
-    *,
-    accounting: Accounting | None = None,
-    class_labels: Sequence[str] | None = None,
-    feature_names: Sequence[str] | None = None,
+    **kwargs: Any,
 ) -> FederatedTree:
     """Grow the tree of Alg. 5 (``budget_saving=False``) or Alg. 5 with Alg. 6.
 
     ``scope`` None: charge nothing (a party process). Otherwise every release
-    is charged in its scope before ``ops.noisy_sum`` releases it.
+    is charged in its scope before ``ops.noisy_sum`` releases it. Keyword
+    arguments: see :func:`grow_steps`.
     """
+    steps = grow_steps(params, data, scope, **kwargs)
+    request = next(steps)
+    while True:
+        try:
+            request = steps.send(ops.noisy_sum(*request))
+        except StopIteration as done:
+            return done.value
+
+
+async def grow_async(
+    params: CartParams, data: PartyRows, ops: Any, scope: Any = None, **kwargs: Any
+) -> FederatedTree:
+    """:func:`grow` with an ``ops.noisy_sum`` that is a coroutine (a party process)."""
+    steps = grow_steps(params, data, scope, **kwargs)
+    request = next(steps)
+    while True:
+        try:
+            request = steps.send(await ops.noisy_sum(*request))
+        except StopIteration as done:
+            return done.value
+
+
+def grow_steps(
+    params: CartParams,
+    data: PartyRows,
+    scope: Any = None,
+    *,
+    accounting: Accounting | None = None,
+    class_labels: Sequence[str] | None = None,
+    feature_names: Sequence[str] | None = None,
+) -> Generator[tuple[str, np.ndarray, float], np.ndarray, FederatedTree]:
+    """The control flow as a generator: yields ``(key, local, scale)`` sum requests
+    and receives each released sum, so one body serves sync and async callers."""
     acc = accounting or Accounting()
     K, C, p = params.parties, params.n_classes, params.n_features
     n_bins = np.asarray(params.n_bins, dtype=np.int64)
@@ -233,11 +267,11 @@ def grow(
         out = [fn(Zk[r], yk[r]) for Zk, yk, r in zip(data.Z, data.y, rows, strict=True)]
         return np.stack(out) if out else np.zeros((0,))
 
-    def leaf(node: int, path: str, rows: list[np.ndarray], eps: float, sc: Any) -> None:
+    def leaf(node: int, path: str, rows: list[np.ndarray], eps: float, sc: Any) -> Steps:
         scale = 1.0 / eps
         charge_by_class(sc, scale, 1.0, f"leaf counts {path}")
         local = stack(lambda Z, y: local_leaf_counts(y, C), rows)
-        tree.value[node] = ops.noisy_sum(f"{path}/leaf", local.reshape(-1, C), scale)
+        tree.value[node] = yield (f"{path}/leaf", local.reshape(-1, C), scale)
 
     def hist(rows: list[np.ndarray], feats: np.ndarray) -> np.ndarray:
         local = stack(lambda Z, y: local_histograms(Z, y, feats, C, B), rows)
@@ -245,13 +279,13 @@ def grow(
 
     def node_split(
         path: str, rows: list[np.ndarray], saved: float, sc: Any
-    ) -> tuple[tuple[int, int] | None, float]:
+    ) -> Generator[Any, np.ndarray, tuple[tuple[int, int] | None, float]]:
         """One node: releases, then ``((feature, border) or None, saved budget)``."""
         if not params.budget_saving:
             eps_node = params.eps_node
             scale = p / eps_node  # p histograms at eps_node / p each, one vector
             charge_by_class(sc, scale, float(p), f"histograms {path}")
-            H = ops.noisy_sum(f"{path}/hist", hist(rows, np.arange(p)), scale)
+            H = yield (f"{path}/hist", hist(rows, np.arange(p)), scale)
             per_feature_n = H.sum(axis=(0, 2))
             if np.all(per_feature_n <= params.min_samples_leaf):
                 return None, 0.0
@@ -280,7 +314,7 @@ def grow(
             )
         charge(sc, b_scale, BOUND_SENSITIVITY * p, f"impurity bounds {path}", claim)
         local = stack(lambda Z, y: local_bounds(Z, y, C, n_bins), rows).reshape(-1, p)
-        bounds = ops.noisy_sum(f"{path}/bounds", local, b_scale)
+        bounds = yield (f"{path}/bounds", local, b_scale)
         order = np.argsort(bounds, kind="stable")
         removed = np.zeros(p, dtype=bool)
         saved_out = 0.0
@@ -297,7 +331,7 @@ def grow(
             if class_parts is not None:
                 for part in class_parts:
                     charge(part, 1.0 / per, 1.0, f"histogram {names[j]} {path}")
-            H = ops.noisy_sum(f"{path}/hist/{j}", hist(rows, np.array([j])), 1.0 / per)
+            H = yield (f"{path}/hist/{j}", hist(rows, np.array([j])), 1.0 / per)
             n_j = float(H.sum())
             big |= n_j > params.min_samples_leaf
             positive |= H.sum(axis=(1, 2)) > 0
@@ -314,13 +348,13 @@ def grow(
 
     def recurse(
         node: int, path: str, rows: list[np.ndarray], depth: int, saved: float, sc: Any
-    ) -> None:
+    ) -> Steps:
         if depth >= params.max_depth:
-            leaf(node, path, rows, params.eps_leaf + saved, sc)
+            yield from leaf(node, path, rows, params.eps_leaf + saved, sc)
             return
-        split, saved_out = node_split(path, rows, saved, sc)
+        split, saved_out = yield from node_split(path, rows, saved, sc)
         if split is None:
-            leaf(node, path, rows, params.eps_leaf + saved_out, sc)
+            yield from leaf(node, path, rows, params.eps_leaf + saved_out, sc)
             return
         j, border = split
         tree.feature[node], tree.border[node] = j, border
@@ -332,11 +366,11 @@ def grow(
             lsc, rsc = sc.partition([f"{names[j]}<{border}", f"{names[j]}>={border}"])
         tree.left[node] = tree.add(depth + 1)
         tree.right[node] = tree.add(depth + 1)
-        recurse(tree.left[node], f"{path}0", left_rows, depth + 1, saved_out, lsc)
-        recurse(tree.right[node], f"{path}1", right_rows, depth + 1, saved_out, rsc)
+        yield from recurse(tree.left[node], f"{path}0", left_rows, depth + 1, saved_out, lsc)
+        yield from recurse(tree.right[node], f"{path}1", right_rows, depth + 1, saved_out, rsc)
 
     root = tree.add(0)
-    recurse(root, "r", [np.arange(Zk.shape[0]) for Zk in data.Z], 0, 0.0, scope)
+    yield from recurse(root, "r", [np.arange(Zk.shape[0]) for Zk in data.Z], 0, 0.0, scope)
     return tree
 
 
@@ -348,4 +382,6 @@ __all__ = [
     "PartyRows",
     "SumOps",
     "grow",
+    "grow_async",
+    "grow_steps",
 ]
