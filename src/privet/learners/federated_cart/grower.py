@@ -323,6 +323,7 @@ def grow_steps(
         big = False
         positive = np.zeros(C, dtype=bool)
         class_parts = sc.partition([f"class={c}" for c in classes]) if sc is not None else None
+        local_all = hist(rows, np.arange(p))  # local counts of every feature, once
         for j in order:
             j = int(j)
             if removed[j]:
@@ -331,7 +332,7 @@ def grow_steps(
             if class_parts is not None:
                 for part in class_parts:
                     charge(part, 1.0 / per, 1.0, f"histogram {names[j]} {path}")
-            H = yield (f"{path}/hist/{j}", hist(rows, np.array([j])), 1.0 / per)
+            H = yield (f"{path}/hist/{j}", local_all[:, :, [j], :], 1.0 / per)
             n_j = float(H.sum())
             big |= n_j > params.min_samples_leaf
             positive |= H.sum(axis=(1, 2)) > 0

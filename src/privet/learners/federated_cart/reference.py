@@ -153,6 +153,31 @@ def gamma_shares(parties: int, scale: float, shape: tuple[int, ...]) -> np.ndarr
     return mech.shares(n).reshape((parties, *shape))
 
 
+class _SharePool:
+    """Unit-scale gamma DLPA shares drawn in blocks (``GammaDLPA(scale=1).shares``).
+
+    ``Gamma(1/K, b) = b * Gamma(1/K, 1)``, so a share at scale b is b times a
+    unit share; drawing unit shares in large blocks removes the per-sum
+    sampler overhead of the reference path (thousands of small sums per tree).
+    Every share is used once.
+    """
+
+    def __init__(self, parties: int, block: int = 1 << 16) -> None:
+        self.parties = parties
+        self.block = block
+        self._buf = np.zeros((parties, 0))
+        self._pos = 0
+
+    def take(self, scale: float, shape: tuple[int, ...]) -> np.ndarray:
+        n = int(np.prod(shape)) if shape else 1
+        if self._pos + n > self._buf.shape[1]:
+            self._buf = _mechanism(self.parties, 1.0).shares(max(self.block, n))
+            self._pos = 0
+        out = self._buf[:, self._pos : self._pos + n]
+        self._pos += n
+        return float(scale) * out.reshape((self.parties, *shape))
+
+
 def testing_noise_allowed() -> bool:
     return os.environ.get(TESTING_ENV_VAR) == TESTING_ENV_ALLOW
 
@@ -201,6 +226,7 @@ class ReferenceOps:
     def __post_init__(self) -> None:
         if self.testing_seed is not None:
             self.testing_seed = check_testing_noise(self.testing_seed)
+        self._pool = _SharePool(int(self.parties))
 
     @property
     def testing(self) -> bool:
@@ -211,7 +237,7 @@ class ReferenceOps:
         local = np.asarray(local, dtype=float)
         shape = local.shape[1:]
         if self.testing_seed is None:
-            shares = gamma_shares(self.parties, scale, shape)
+            shares = self._pool.take(scale, shape)
         else:
             shares = np.stack(
                 [testing_share(self.testing_seed, key, k, shape) for k in range(self.parties)]
