@@ -188,8 +188,8 @@ def check_testing_noise(seed: object) -> int:
         raise TestingNoiseRefused(
             "Public testing noise was requested (_testing_noise=...), which removes all "
             "privacy from the run; it is only for agreement tests. Set the environment "
-            f"variable {TESTING_ENV_VAR}={TESTING_ENV_ALLOW} in a test "
-            "(privet.mpc.protocols.testing.allow_testing_noise()) or drop the argument."
+            f"variable {TESTING_ENV_VAR}={TESTING_ENV_ALLOW} in a test (the launched "
+            "parties inherit it) or drop the argument."
         )
     if isinstance(seed, bool) or not isinstance(seed, int | np.integer):
         raise TestingNoiseRefused(f"_testing_noise must be an int seed, got {seed!r}.")
