@@ -135,7 +135,7 @@ def test_protocol_backend_fits_charges_and_has_the_reference_noise() -> None:
         budget_saving=False,
         backend="protocol",
         ledger=led,
-        protocol_timeout=60,
+        protocol_timeout=180,
     ).fit(X, y, owners=owners)
     assert clf.privacy_spent_.epsilon == pytest.approx(eps)
     assert all(p.bytes_sent > 0 for p in clf.protocol_stats_.parties)
