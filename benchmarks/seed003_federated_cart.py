@@ -354,9 +354,13 @@ def cost(args: argparse.Namespace) -> None:
                 }
             )
             print(rows[-1], flush=True)
-    df = pd.DataFrame(rows)
-    RESULTS.mkdir(exist_ok=True)
-    df.to_csv(RESULTS / "seed003_cost.csv", index=False)
+            RESULTS.mkdir(exist_ok=True)
+            pd.DataFrame(rows).to_csv(RESULTS / "seed003_cost.csv", index=False)
+    cost_report()
+
+
+def cost_report() -> None:
+    df = pd.read_csv(RESULTS / "seed003_cost.csv")
     lines = [
         "# Seed 003 protocol cost: Adult (32,561 rows, 47 tree features), depth 5, eps 1",
         "",
@@ -428,6 +432,7 @@ def main() -> None:
     r = sub.add_parser("real")
     r.add_argument("--reps", type=int, default=5)
     sub.add_parser("collusion")
+    sub.add_parser("cost-report")
     c = sub.add_parser("cost")
     c.add_argument("--parties", type=int, nargs="+", default=[3, 5, 10, 20])
     args = ap.parse_args()
@@ -438,6 +443,8 @@ def main() -> None:
         sim_report()
     elif args.cmd == "collusion":
         collusion(args)
+    elif args.cmd == "cost-report":
+        cost_report()
     elif args.cmd == "real":
         real(args)
     else:
