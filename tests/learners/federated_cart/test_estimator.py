@@ -178,8 +178,6 @@ def test_missing_public_bounds_and_k_one_parameter_are_refused() -> None:
     led = Ledger(budget=1.0)
     with pytest.raises(SchemaError, match="public schema"):
         FederatedDPTreeClassifier(ledger=led).fit(X, y)
-    with pytest.raises(InvalidParameterError, match="public_domain"):
-        FederatedDPTreeClassifier(ledger=led, public_domain="infer").fit(X, y)
     with pytest.raises(InvalidParameterError, match="n_parties"):
         FederatedDPTreeClassifier(schema=SCHEMA, ledger=led, n_parties=1).fit(X, y)
     _assert_nothing_charged(led, 1.0)

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import check_array, check_is_fitted
 
 from privet.data import Schema
 from privet.errors import InvalidParameterError, NotFittedError, SchemaError
@@ -121,7 +121,7 @@ class FederatedDPTreeClassifier(BaseTreeClassifier):
         "bounds_accounting": [StrOptions({"sound", "paper"})],
         "n_parties": [Interval(Integral, 2, None, closed="left")],
         "backend": [StrOptions({"reference", "protocol"})],
-        "public_domain": [StrOptions({"schema"})],
+        "public_domain": [StrOptions({"schema", "infer"})],
         "protocol_timeout": [Interval(Real, 0, None, closed="neither")],
         "ledger": "no_validation",
     }
@@ -190,7 +190,8 @@ class FederatedDPTreeClassifier(BaseTreeClassifier):
         if schema is None:
             raise SchemaError(
                 f"{type(self).__name__} needs the public schema (numeric bounds and "
-                "categories) for its bins and its plan; pass schema=privet.data.Schema(...)."
+                "categories) for its bins and its plan; pass schema=privet.data.Schema(...)"
+                " (public_domain='infer' reads them from the data, which is not private)."
             )
         params = self._params(schema, int(self.n_parties))
         claim = Claim(float(self.epsilon), source=CLAIM_SOURCE)
@@ -395,12 +396,18 @@ class FederatedDPTreeClassifier(BaseTreeClassifier):
             raise NotFittedError(
                 f"This {type(self).__name__} is not fitted yet; call fit(X, y) first."
             ) from None
+        if not isinstance(X, pd.DataFrame):
+            try:
+                X = check_array(X, dtype=None, ensure_all_finite=False, ensure_min_samples=1)
+            except (TypeError, ValueError) as exc:
+                raise SchemaError(f"{exc}") from None
         frame = self.schema_.validate(X, target="absent")
         return bin_frame(self.schema_, self.feature_map_, frame)
 
     def predict_proba(self, X: Any) -> np.ndarray:
         """Class probabilities from the leaves' noisy counts (clipped at 0; post-processing)."""
-        values = np.clip(self.tree_.leaf_values(self._binned(X)), 0.0, None)
+        Z = self._binned(X)
+        values = np.clip(self.tree_.leaf_values(Z), 0.0, None)
         total = values.sum(axis=1, keepdims=True)
         with np.errstate(invalid="ignore", divide="ignore"):
             return np.where(
@@ -408,7 +415,8 @@ class FederatedDPTreeClassifier(BaseTreeClassifier):
             )
 
     def predict(self, X: Any) -> np.ndarray:
-        return self.classes_[np.argmax(self.tree_.leaf_values(self._binned(X)), axis=1)]
+        Z = self._binned(X)
+        return self.classes_[np.argmax(self.tree_.leaf_values(Z), axis=1)]
 
     def export_text(self, *, max_lines: int = 60) -> str:
         check_is_fitted(self, "tree_")
