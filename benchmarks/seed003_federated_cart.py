@@ -79,8 +79,8 @@ def sim(args: argparse.Namespace) -> None:
     rows = []
     start = time.time()
     load0 = _loadavg()
-    reps_done = 0
-    for rep in range(args.reps):
+    reps_done = args.rep_start
+    for rep in range(args.rep_start, args.rep_start + args.reps):
         if time.time() - start > args.budget:
             break
         for n, p, d, rho in grid:
@@ -123,12 +123,15 @@ def sim(args: argparse.Namespace) -> None:
                             "accuracy": acc,
                         }
                     )
-        reps_done = rep + 1
+        reps_done = rep + 1  # an index: the count is fixed below
         print(f"rep {rep} done at {time.time() - start:.0f}s", flush=True)
     df = pd.DataFrame(rows)
     df = df[df["rep"] < reps_done]
+    reps_done -= args.rep_start
     RESULTS.mkdir(exist_ok=True)
     tag = "_".join(str(n) for n in args.n) + ("_paper_bounds" if args.paper_bounds else "")
+    if args.rep_start:
+        tag += f"_from{args.rep_start}"
     df.to_csv(RESULTS / f"seed003_sim_n{tag}.csv", index=False)
     meta = (
         f"n={tag}: {reps_done} repetitions per point (paper: 50), {time.time() - start:.0f} s, "
@@ -455,6 +458,7 @@ def main() -> None:
     s.add_argument("--reps", type=int, default=50)
     s.add_argument("--budget", type=float, default=1800.0, help="seconds; stop after a rep")
     s.add_argument("--seed", type=int, default=3)
+    s.add_argument("--rep-start", type=int, default=0, help="first repetition index")
     s.add_argument("--n", type=int, nargs="+", default=[250, 100, 1000])
     s.add_argument("--p", type=int, nargs="+", default=[10, 25, 50])
     s.add_argument("--rho", type=float, nargs="+", default=[0.9, 0.3])
