@@ -13,6 +13,7 @@ which are built from the seed-000 trees. See ``docs/architecture.md``.
 from privet.learners._base import PrivacyWarning
 from privet.learners.dp_boosting import DPGradientBoostingClassifier
 from privet.learners.dp_id3 import DPID3Classifier
+from privet.learners.federated_cart import FederatedDPTreeClassifier
 from privet.learners.forest import DPExtraTreesClassifier, DPRandomForestClassifier
 from privet.learners.id3 import ID3Classifier
 from privet.learners.ldp_boosting import LDPBoostingClassifier
@@ -27,6 +28,7 @@ __all__ = [
     "DPGradientBoostingClassifier",
     "DPID3Classifier",
     "DPRandomForestClassifier",
+    "FederatedDPTreeClassifier",
     "ID3Classifier",
     "LDPBoostingClassifier",
     "MPCID3Classifier",

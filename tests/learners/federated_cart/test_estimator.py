@@ -1,0 +1,217 @@
+"""FederatedDPTreeClassifier: ledger paths, plan, bad inputs, scikit-learn API."""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.base import clone
+
+from privet.data import Categorical, Numeric, Schema
+from privet.errors import BudgetExceededError, InvalidParameterError, SchemaError
+from privet.learners import FederatedDPTreeClassifier
+from privet.ledger import Guarantee, Ledger
+
+SCHEMA = Schema(
+    [Numeric("a", -3, 3), Numeric("b", -3, 3), Categorical("c", ["u", "v", "w"])],
+    Categorical("y", [0, 1]),
+)
+
+
+def _data(n: int = 400, seed: int = 0) -> tuple[pd.DataFrame, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    X = pd.DataFrame(
+        {
+            "a": rng.uniform(-3, 3, n),
+            "b": rng.uniform(-3, 3, n),
+            "c": rng.choice(["u", "v", "w"], n),
+        }
+    )
+    y = ((X["a"] > 0.5) ^ (X["c"] == "w")).astype(int).to_numpy()
+    return X, y
+
+
+def _paths(ledger: Ledger) -> dict[str, float]:
+    """Every root-to-leaf path of the tree's scopes with the epsilon the ledger charged on it.
+
+    A tree node's scope holds Alg. 6's bound charges itself, its histograms and
+    leaf counts in partitions by class (parallel: the costliest class part
+    counts), and its two children as a partition by the split. A path adds up
+    its nodes' costs (sequential composition).
+    """
+    own: dict[str, float] = defaultdict(float)
+    for rec in ledger.charges:
+        own[rec.path] += rec.guarantee.epsilon
+    scopes = [s.path for s in ledger.iter_scopes()]
+    nodes = [p for p in scopes if not p.rsplit("/", 1)[-1].startswith("class=")]
+    node_cost = {}
+    for node in nodes:
+        groups: dict[str, float] = defaultdict(float)
+        for p in scopes:
+            head, _, last = p.rpartition("/")
+            if head == node and last.startswith("class="):
+                key = last.partition("#")[2]
+                groups[key] = max(groups[key], own.get(p, 0.0))
+        node_cost[node] = own.get(node, 0.0) + sum(groups.values())
+    leaves = [n for n in nodes if not any(m.startswith(n + "/") for m in nodes)]
+    out = {}
+    for leaf in leaves:
+        parts = leaf.split("/")
+        out[leaf] = sum(node_cost.get("/".join(parts[: i + 1]), 0.0) for i in range(len(parts)))
+    return out
+
+
+@pytest.mark.parametrize("budget_saving", [False, True])
+@pytest.mark.parametrize("eps", [0.5, 3.0])
+def test_every_ledger_path_spends_at_most_epsilon(budget_saving: bool, eps: float) -> None:
+    X, y = _data()
+    led = Ledger(budget=eps)
+    clf = FederatedDPTreeClassifier(
+        epsilon=eps,
+        max_depth=4,
+        schema=SCHEMA,
+        budget_saving=budget_saving,
+        ledger=led,
+        random_state=0,
+    ).fit(X, y)
+    paths = _paths(led)
+    assert len(paths) >= clf.tree_.n_leaves
+    assert max(paths.values()) <= eps * (1 + 1e-9)
+    # the ledger's own composition is the costliest path
+    assert clf.privacy_spent_.epsilon == pytest.approx(max(paths.values()))
+    assert led.remaining().epsilon == pytest.approx(eps - clf.privacy_spent_.epsilon)
+
+
+def test_budget_saving_moves_unspent_budget_down_a_path() -> None:
+    """Alg. 6: some node spends more than eps_node (what its parent saved); paths stay <= eps."""
+    X, y = _data(1000)
+    eps, depth = 4.0, 4
+    led = Ledger(budget=eps)
+    FederatedDPTreeClassifier(
+        epsilon=eps,
+        max_depth=depth,
+        schema=SCHEMA,
+        budget_saving=True,
+        ledger=led,
+        min_samples_leaf=1,
+    ).fit(X, y)
+    eps_node = 0.5 * eps / depth
+    node_spend: dict[str, float] = defaultdict(float)
+    for rec in led.charges:
+        if "leaf" in rec.step:
+            continue
+        node = rec.path.rsplit("/class=", 1)[0]
+        # a class partition's parts run in parallel: count one class part only
+        if "/class=" in rec.path and not rec.path.endswith("class=0"):
+            continue
+        node_spend[node] += rec.guarantee.epsilon
+    assert max(node_spend.values()) > eps_node * (1 + 1e-6)
+    assert max(_paths(led).values()) <= eps * (1 + 1e-9)
+
+
+def test_plan_works_unfitted_and_costs_epsilon() -> None:
+    clf = FederatedDPTreeClassifier(epsilon=1.3, max_depth=6, schema=SCHEMA)
+    plan = clf.privacy_plan()
+    assert Ledger(budget=10.0).plan_cost(plan).epsilon == pytest.approx(1.3)
+    assert plan.claim.epsilon == 1.3
+
+
+def test_paper_bound_accounting_is_charged_above_its_claim() -> None:
+    X, y = _data()
+    with pytest.raises(BudgetExceededError):
+        FederatedDPTreeClassifier(
+            epsilon=1.0, schema=SCHEMA, bounds_accounting="paper", ledger=Ledger(budget=1.0)
+        ).fit(X, y)
+    led = Ledger(budget=Guarantee.unbounded())
+    clf = FederatedDPTreeClassifier(
+        epsilon=1.0, max_depth=3, schema=SCHEMA, bounds_accounting="paper", ledger=led
+    ).fit(X, y)
+    assert clf.privacy_spent_.epsilon > 1.0
+    assert led.plan_cost(clf.privacy_plan()).epsilon >= clf.privacy_spent_.epsilon - 1e-9
+    assert led.claims()
+
+
+def _assert_nothing_charged(led: Ledger, budget: float) -> None:
+    assert led.charges == []
+    assert led.remaining().epsilon == pytest.approx(budget)
+
+
+@pytest.mark.parametrize(
+    "case, error, match",
+    [
+        ("mismatched", SchemaError, "Owner 1's columns"),
+        ("empty_owner", SchemaError, "Owner 2 has no rows"),
+        ("one_owner", InvalidParameterError, "K = 1"),
+        ("bad_label", SchemaError, "Owner 0"),
+        ("out_of_bounds", SchemaError, "Owner 0"),
+        ("array_width", SchemaError, "Owner 1's X has shape"),
+    ],
+)
+def test_bad_inputs_charge_nothing(case: str, error: type, match: str) -> None:
+    X, y = _data(90)
+    Xs = [X.iloc[:30], X.iloc[30:60], X.iloc[60:]]
+    ys = [y[:30], y[30:60], y[60:]]
+    if case == "mismatched":
+        Xs[1] = Xs[1].rename(columns={"b": "bb"})
+    elif case == "empty_owner":
+        Xs[2], ys[2] = Xs[2].iloc[:0], ys[2][:0]
+    elif case == "one_owner":
+        Xs, ys = Xs[:1], ys[:1]
+    elif case == "bad_label":
+        ys[0] = np.where(np.arange(30) == 3, 7, ys[0])
+    elif case == "out_of_bounds":
+        Xs[0] = Xs[0].assign(a=np.where(np.arange(30) == 0, 99.0, Xs[0]["a"]))
+    elif case == "array_width":
+        Xs = [x.to_numpy() for x in Xs]
+        Xs[1] = Xs[1][:, :2]
+    led = Ledger(budget=1.0)
+    with pytest.raises(error, match=match):
+        FederatedDPTreeClassifier(epsilon=1.0, schema=SCHEMA, ledger=led).fit(Xs, ys)
+    _assert_nothing_charged(led, 1.0)
+
+
+def test_missing_public_bounds_and_k_one_parameter_are_refused() -> None:
+    X, y = _data(60)
+    led = Ledger(budget=1.0)
+    with pytest.raises(SchemaError, match="public schema"):
+        FederatedDPTreeClassifier(ledger=led).fit(X, y)
+    with pytest.raises(InvalidParameterError, match="n_parties"):
+        FederatedDPTreeClassifier(schema=SCHEMA, ledger=led, n_parties=1).fit(X, y)
+    _assert_nothing_charged(led, 1.0)
+
+
+def test_replace_one_ledger_is_refused() -> None:
+    X, y = _data(60)
+    led = Ledger(budget=1.0, relation="replace_one")
+    with pytest.raises(InvalidParameterError, match="add/remove"):
+        FederatedDPTreeClassifier(schema=SCHEMA, ledger=led).fit(X, y)
+    _assert_nothing_charged(led, 1.0)
+
+
+def test_learns_at_high_epsilon_and_follows_the_estimator_api() -> None:
+    X, y = _data(3000, seed=1)
+    Xt, yt = _data(1000, seed=2)
+    clf = FederatedDPTreeClassifier(epsilon=50.0, max_depth=4, schema=SCHEMA, random_state=0)
+    assert clone(clf).get_params() == clf.get_params()
+    clf.fit(X, y, owners=np.arange(len(y)) % 4)
+    assert clf.n_owners_ == 4
+    assert (clf.predict(Xt) == yt).mean() > 0.9
+    proba = clf.predict_proba(Xt)
+    assert proba.shape == (1000, 2) and np.allclose(proba.sum(axis=1), 1)
+    assert "a <" in clf.export_text() or "c=w" in clf.export_text()
+
+
+def test_collusion_report_weakens_with_colluders() -> None:
+    X, y = _data(200)
+    clf = FederatedDPTreeClassifier(
+        epsilon=1.0, max_depth=1, schema=SCHEMA, n_parties=3, budget_saving=False
+    ).fit(X, y)
+    rep = clf.collusion_report()
+    assert [r["colluders"] for r in rep] == [0, 1, 2]
+    assert rep[0]["epsilon"] == pytest.approx(clf.privacy_spent_.epsilon)
+    assert rep[0]["pure"] and rep[1]["pure"]  # t = 1 < K/2 = 1.5
+    assert rep[1]["epsilon"] > rep[0]["epsilon"]
+    assert not rep[2]["pure"] and math.isfinite(rep[2]["epsilon"])

@@ -1,0 +1,109 @@
+"""Reference path of seed 003: Alg. 4, Thm. 7, Lemma 3.2, ring encoding, the noise."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from privet.learners.federated_cart.reference import (
+    ReferenceOps,
+    TestingNoiseRefused,
+    from_ring,
+    local_bounds,
+    local_histograms,
+    ring_sum,
+    split_impurities,
+    to_ring,
+)
+
+
+def _gini_half(y: np.ndarray, C: int) -> float:
+    if len(y) == 0:
+        return 0.0
+    p = np.bincount(y, minlength=C) / len(y)
+    return (1 - np.sum(p**2)) / 2
+
+
+def test_split_impurities_match_a_direct_computation() -> None:
+    rng = np.random.default_rng(1)
+    C, B, n = 3, 6, 200
+    Z = rng.integers(0, B, size=(n, 2))
+    y = rng.integers(0, C, size=n)
+    H = local_histograms(Z, y, np.arange(2), C, B)
+    G = split_impurities(H, np.array([B, B]))
+    for j in range(2):
+        for border in range(1, B):
+            left, right = y[Z[:, j] < border], y[Z[:, j] >= border]
+            want = (len(left) * _gini_half(left, C) + len(right) * _gini_half(right, C)) / n
+            if len(left) and len(right):
+                assert G[j, border - 1] == pytest.approx(want)
+            else:
+                assert G[j, border - 1] == np.inf
+
+
+def test_binary_impurity_is_the_papers_p_times_one_minus_p() -> None:
+    H = np.array([[[3.0, 1.0]], [[1.0, 5.0]]])  # class 0 / class 1, one feature, 2 bins
+    G = split_impurities(H, np.array([2]))[0, 0]
+    pl, pr = 1 / 4, 5 / 6
+    assert G == pytest.approx((4 * pl * (1 - pl) + 6 * pr * (1 - pr)) / 10)
+
+
+def test_theorem_7_lower_bound_holds_for_every_border() -> None:
+    rng = np.random.default_rng(2)
+    C, B, K = 2, 8, 4
+    n_bins = np.array([B, B, 2])
+    for _ in range(30):
+        parts = []
+        for _k in range(K):
+            n_k = int(rng.integers(1, 30))
+            Z = np.column_stack(
+                [rng.integers(0, B, n_k), rng.integers(0, B, n_k), rng.integers(0, 2, n_k)]
+            )
+            y = (Z[:, 0] + rng.integers(0, 4, n_k) > 5).astype(int)
+            parts.append((Z, y))
+        bound = sum(local_bounds(Z, y, C, n_bins) for Z, y in parts)
+        Zall = np.vstack([p[0] for p in parts])
+        yall = np.concatenate([p[1] for p in parts])
+        H = local_histograms(Zall, yall, np.arange(3), C, B)
+        G = split_impurities(H, n_bins) * len(yall)
+        for j in range(3):
+            finite = G[j][np.isfinite(G[j])]
+            assert np.all(bound[j] <= finite + 1e-9)
+
+
+def test_lemma_3_2_one_record_moves_a_summand_by_at_most_five_quarters() -> None:
+    rng = np.random.default_rng(3)
+    C, B = 2, 10
+    n_bins = np.array([B, B])
+    worst = 0.0
+    for _ in range(300):
+        n = int(rng.integers(0, 25))
+        Z = rng.integers(0, B, size=(n, 2))
+        y = rng.integers(0, C, size=n)
+        z_new = rng.integers(0, B, size=(1, 2))
+        y_new = rng.integers(0, C, size=1)
+        a = local_bounds(Z, y, C, n_bins)
+        b = local_bounds(np.vstack([Z, z_new]), np.concatenate([y, y_new]), C, n_bins)
+        worst = max(worst, float(np.max(np.abs(a - b))))
+    assert worst <= 5 / 4
+
+
+def test_ring_encoding_round_trips_and_wraps() -> None:
+    v = np.array([[1.5, -2.25, 1e6], [-1.5, 3.0, -1e6 + 0.125]])
+    assert np.allclose(from_ring(to_ring(v[0])), v[0])
+    assert np.allclose(from_ring(ring_sum(to_ring(v))), v.sum(axis=0))
+
+
+def test_testing_noise_is_refused_without_the_switch(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("PRIVET_TESTING_NOISE", raising=False)
+    with pytest.raises(TestingNoiseRefused, match="removes all privacy"):
+        ReferenceOps(3, testing_seed=1)
+
+
+def test_summed_gamma_shares_are_laplace() -> None:
+    """KS test at alpha = 0.001: sum of K=5 parties' Gamma differences vs Laplace(b)."""
+    ops = ReferenceOps(5)
+    b = 2.0
+    draws = ops.noisy_sum("t", np.zeros((5, 4000)), b)
+    assert stats.kstest(draws, stats.laplace(scale=b).cdf).pvalue > 1e-3
