@@ -78,6 +78,7 @@ SHORT_NAMES: dict[str, str] = {
     "SecureSumID3Classifier": "securesumid3",
     "MatrixRandomForestClassifier": "matrixforest",
     "LDPBoostingClassifier": "ldpboosting",
+    "FederatedDPTreeClassifier": "federatedcart",
 }
 """One short name per learner class (``privet audit ... --learner dpid3``)."""
 
@@ -93,6 +94,7 @@ CLASS_CONFIGURATIONS: dict[str, str] = {
     "SecureSumID3Classifier": "secure_sum_id3",
     "MatrixRandomForestClassifier": "matrix_forest",
     "LDPBoostingClassifier": "ldp_boosting",
+    "FederatedDPTreeClassifier": "federated_cart",
 }
 """The configuration of :data:`LEARNERS` that a class name (or its short name) stands for."""
 
@@ -380,6 +382,12 @@ def _registry() -> dict[str, LearnerSpec]:
             "LDPBoostingClassifier",
             "each owner perturbs once: epsilon-LDP under replace-one",
             relation="replace_one",
+        ),
+        _spec(
+            "federated_cart",
+            "FederatedDPTreeClassifier (seed 003, reference path)",
+            "FederatedDPTreeClassifier",
+            "Laplace histograms per node, budget-saving splits: proven epsilon per path",
         ),
     ]
     if _protocol_available():
