@@ -40,6 +40,7 @@ from privet.ledger import (
     LocalRandomiser,
     NonPrivate,
     PrivacyPlan,
+    gdp_to_epsilon,
     zcdp_to_epsilon,
 )
 
@@ -209,7 +210,7 @@ class LedgerContract:
         assert close_enough(led.spent().epsilon, 4.0)
         assert led.spent().delta == 0.0
 
-    def test_gaussian_is_composed_in_zcdp_and_needs_delta(self):
+    def test_gaussians_compose_exactly_in_gdp_and_need_delta(self):
         pure = self.make(Guarantee(5.0))
         with pytest.raises(BudgetExceededError, match="over its budget"):
             pure.root.charge(Gaussian(sigma=4.0, sensitivity=1.0), mechanism="gauss")
@@ -219,8 +220,11 @@ class LedgerContract:
         led.root.charge(Gaussian(sigma=4.0, sensitivity=1.0), mechanism="gauss")
         led.root.charge(Gaussian(sigma=4.0, sensitivity=1.0), mechanism="gauss")
         bound = led.spent_bound()
-        assert bound.method == "zcdp"
-        assert close_enough(bound.guarantee.epsilon, zcdp_to_epsilon(2 / 32, 1e-6))
+        # two sensitivity-1, sigma-4 Gaussians are exactly sqrt(2)/4-GDP (Dong, Roth & Su),
+        # which converts tighter than their zCDP view rho = 2/32
+        assert bound.method == "gdp"
+        assert close_enough(bound.guarantee.epsilon, gdp_to_epsilon(math.sqrt(2) / 4, 1e-6))
+        assert bound.guarantee.epsilon < zcdp_to_epsilon(2 / 32, 1e-6)
 
     def test_scope_spent_is_its_subtree(self):
         led = self.make(Guarantee(3.0))

@@ -9,7 +9,14 @@ Guarantee(epsilon=0.3, delta=0.0)
 """
 
 from privet.errors import BudgetExceededError, RelationMismatchError, UnsupportedEntryError
-from privet.ledger.composition import Bound, Cost, amplify, best_guarantee, zcdp_to_epsilon
+from privet.ledger.composition import (
+    Bound,
+    Cost,
+    amplify,
+    best_guarantee,
+    gdp_to_epsilon,
+    zcdp_to_epsilon,
+)
 from privet.ledger.entries import (
     ZCDP,
     ApproxDP,
@@ -59,6 +66,7 @@ __all__ = [
     "UnsupportedEntryError",
     "amplify",
     "best_guarantee",
+    "gdp_to_epsilon",
     "register_entry",
     "zcdp_to_epsilon",
 ]

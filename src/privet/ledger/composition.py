@@ -11,6 +11,13 @@ bound off the same summary:
 * zCDP (Bun & Steinke 2016): rho adds up; rho-zCDP gives (eps, d')-DP with the
   conversion of Canonne, Kamath & Steinke (2020, Cor. 13) minimised over the
   Renyi order, never worse than rho + 2 sqrt(rho ln(1/d')).
+* Gaussian differential privacy (Dong, Roth & Su 2022, JRSS-B): a Gaussian
+  mechanism of sensitivity s and noise sigma is exactly mu-GDP with mu = s/sigma,
+  mu-GDP mechanisms compose exactly to sqrt(sum mu_i^2)-GDP, and mu-GDP is
+  (eps, delta(eps))-DP with delta(eps) = Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2)
+  (their Cor. 2.13), the tight conversion. For compositions of Gaussians this is
+  the privacy-loss-distribution answer, tighter than the zCDP conversion; the
+  other releases are added by basic composition.
 
 Parallel composition of a partition group is the componentwise maximum over its
 parts under add/remove neighbours: a record lies in exactly one part, so the
@@ -65,6 +72,9 @@ class Cost:
         Sum of zCDP parameters of the releases that have one.
     eps_rest, delta_rest
         Basic totals over the releases that have no zCDP view.
+    mu2, eps_ng, delta_ng
+        Sum of mu_i^2 of the Gaussian releases (mu = sensitivity / sigma), and the
+        basic totals over the releases that are not Gaussian.
     """
 
     eps: float = 0.0
@@ -74,21 +84,25 @@ class Cost:
     rho: float = 0.0
     eps_rest: float = 0.0
     delta_rest: float = 0.0
+    mu2: float = 0.0
+    eps_ng: float = 0.0
+    delta_ng: float = 0.0
 
     @staticmethod
     def of(entry: Entry) -> Cost:
         eps, delta, rho = entry.epsilon, entry.delta, entry.rho
-        return Cost.of_values(eps, delta, rho)
+        return Cost.of_values(eps, delta, rho, getattr(entry, "gdp_mu", None))
 
     @staticmethod
-    def of_values(eps: float, delta: float, rho: float | None) -> Cost:
+    def of_values(eps: float, delta: float, rho: float | None, mu: float | None = None) -> Cost:
         if math.isinf(eps):
             sq = kl = math.inf
         else:
             sq, kl = eps * eps, eps * math.tanh(eps / 2)
+        gdp = (mu * mu, 0.0, 0.0) if mu is not None else (0.0, eps, delta)
         if rho is None:
-            return Cost(eps, delta, sq, kl, 0.0, eps, delta)
-        return Cost(eps, delta, sq, kl, rho, 0.0, 0.0)
+            return Cost(eps, delta, sq, kl, 0.0, eps, delta, *gdp)
+        return Cost(eps, delta, sq, kl, rho, 0.0, 0.0, *gdp)
 
     @staticmethod
     def of_guarantee(g: Guarantee) -> Cost:
@@ -105,6 +119,9 @@ class Cost:
             self.rho + other.rho,
             self.eps_rest + other.eps_rest,
             self.delta_rest + other.delta_rest,
+            self.mu2 + other.mu2,
+            self.eps_ng + other.eps_ng,
+            self.delta_ng + other.delta_ng,
         )
 
     def scaled(self, k: int) -> Cost:
@@ -112,7 +129,18 @@ class Cost:
         return Cost(*(k * v if v else 0.0 for v in self._values()))
 
     def _values(self) -> tuple[float, ...]:
-        return (self.eps, self.delta, self.sq, self.kl, self.rho, self.eps_rest, self.delta_rest)
+        return (
+            self.eps,
+            self.delta,
+            self.sq,
+            self.kl,
+            self.rho,
+            self.eps_rest,
+            self.delta_rest,
+            self.mu2,
+            self.eps_ng,
+            self.delta_ng,
+        )
 
     def maximum(self, other: Cost) -> Cost:
         return Cost(*(max(a, b) for a, b in zip(self._values(), other._values(), strict=True)))
@@ -122,7 +150,18 @@ class Cost:
         return not any(self._values())
 
     def to_dict(self) -> dict[str, float | str]:
-        names = ("eps", "delta", "sq", "kl", "rho", "eps_rest", "delta_rest")
+        names = (
+            "eps",
+            "delta",
+            "sq",
+            "kl",
+            "rho",
+            "eps_rest",
+            "delta_rest",
+            "mu2",
+            "eps_ng",
+            "delta_ng",
+        )
         return {
             n: ("inf" if math.isinf(v) else v) for n, v in zip(names, self._values(), strict=True)
         }
@@ -250,6 +289,39 @@ def zcdp_to_epsilon(rho: float, delta: float) -> float:
     return float(min(simple, max(0.0, eps.min())))
 
 
+def gdp_delta(mu: float, eps: float) -> float:
+    """delta(eps) of mu-GDP (Dong, Roth & Su, Cor. 2.13), computed in logs."""
+    from scipy.special import log_ndtr
+
+    a = float(log_ndtr(-eps / mu + mu / 2))
+    b = eps + float(log_ndtr(-eps / mu - mu / 2))
+    return max(0.0, math.exp(a) - math.exp(b)) if b < a else 0.0
+
+
+def gdp_to_epsilon(mu: float, delta: float) -> float:
+    """Smallest eps (to 1e-9 relative, rounded up) with mu-GDP => (eps, delta)-DP."""
+    if mu == 0.0:
+        return 0.0
+    if math.isinf(mu) or delta <= 0.0:
+        return math.inf
+    if gdp_delta(mu, 0.0) <= delta:
+        return 0.0
+    lo, hi = 0.0, max(1.0, mu * mu)
+    while gdp_delta(mu, hi) > delta:
+        lo, hi = hi, 2.0 * hi
+        if hi > 1e6:
+            return math.inf
+    for _ in range(200):  # delta(eps) decreases in eps: keep delta(hi) <= delta
+        mid = 0.5 * (lo + hi)
+        if gdp_delta(mu, mid) > delta:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo <= 1e-12 * max(1.0, hi):
+            break
+    return hi
+
+
 @dataclass(frozen=True, slots=True)
 class Bound:
     """A guarantee together with the accountant that gave it."""
@@ -261,9 +333,9 @@ class Bound:
 def best_guarantee(cost: Cost, delta: float) -> Bound:
     """The smallest epsilon any accountant proves for ``cost`` within total ``delta``.
 
-    Basic composition is always a candidate; advanced composition and zCDP are
-    candidates only when ``delta`` leaves room beyond the releases' own deltas,
-    and they win only when strictly smaller.
+    Basic composition is always a candidate; advanced composition, zCDP and
+    Gaussian DP are candidates only when ``delta`` leaves room beyond the
+    releases' own deltas, and they win only when strictly smaller.
     """
     best = Bound(Guarantee(cost.eps, min(cost.delta, 1 - 1e-16)), "basic")
     if delta > cost.delta and cost.sq > 0 and math.isfinite(cost.sq):
@@ -276,6 +348,10 @@ def best_guarantee(cost: Cost, delta: float) -> Bound:
         eps = zcdp_to_epsilon(cost.rho, slack) + cost.eps_rest
         if eps < best.guarantee.epsilon * (1 - 1e-12):
             best = Bound(Guarantee(eps, delta), "zcdp")
+    if delta > cost.delta_ng and cost.mu2 > 0 and math.isfinite(cost.eps_ng + cost.mu2):
+        eps = gdp_to_epsilon(math.sqrt(cost.mu2), delta - cost.delta_ng) + cost.eps_ng
+        if eps < best.guarantee.epsilon * (1 - 1e-12):
+            best = Bound(Guarantee(eps, delta), "gdp")
     return best
 
 

@@ -222,11 +222,15 @@ class Gaussian(Entry):
             )
 
     @property
+    def gdp_mu(self) -> float:
+        """mu of Gaussian differential privacy: exactly (sensitivity / sigma)-GDP."""
+        return self.sensitivity / self.sigma
+
+    @property
     def rho(self) -> float:
-        try:
-            return self.sensitivity**2 / (2 * self.sigma**2)
-        except OverflowError:  # huge sigma or sensitivity: the same ratio, computed safely
-            return (self.sensitivity / self.sigma) ** 2 / 2
+        # the ratio first: squaring a tiny sigma or a huge sensitivity alone under- or
+        # overflows (5e-324 ** 2 == 0) although the ratio is an ordinary number
+        return (self.sensitivity / self.sigma) ** 2 / 2
 
 
 @register_entry

@@ -91,7 +91,7 @@ def test_ledger_none_gets_epsilon_delta_budget(car):
     assert m.ledger_.budget == Guarantee(0.7, 1e-6)
     assert m.privacy_spent_.epsilon == pytest.approx(0.7, rel=1e-6)
     assert m.privacy_spent_.epsilon <= 0.7 * (1 + 1e-9)
-    assert m.ledger_.spent_bound().method == "zcdp"
+    assert m.ledger_.spent_bound().method == "gdp"  # exact for Gaussians
 
 
 def test_replace_one_ledger_costs_two_leaves_and_plan_matches(car):

@@ -1,0 +1,71 @@
+"""The Gaussian-DP accountant (Dong, Roth & Su): exact for compositions of Gaussians.
+
+Issue 18 asks the ledger to be as tight as a privacy-loss-distribution accountant for
+the Gaussian mechanism; for Gaussians the PLD answer is the mu-GDP curve. These tests
+check the curve against a numerical hockey-stick divergence of two normals, and that the
+ledger uses it (sequential: mu adds in squares; partitions: the largest mu).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy import integrate, stats
+
+from privet.ledger import Gaussian, Guarantee, Laplace, Ledger
+from privet.ledger.composition import gdp_delta, gdp_to_epsilon, zcdp_to_epsilon
+
+
+def _hockey_stick(mu: float, eps: float) -> float:
+    """sup_S P[N(mu,1) in S] - e^eps P[N(0,1) in S], integrated numerically."""
+    f = lambda x: max(0.0, stats.norm.pdf(x, mu) - math.exp(eps) * stats.norm.pdf(x))  # noqa: E731
+    value, _ = integrate.quad(f, -20 + mu, 20 + mu, limit=400, points=[mu / 2 + eps / mu])
+    return value
+
+
+@pytest.mark.parametrize(("mu", "eps"), [(0.2, 0.1), (0.5, 0.5), (1.0, 1.0), (1.0, 3.0), (3.0, 2.0)])
+def test_the_gdp_curve_is_the_gaussians_hockey_stick_divergence(mu, eps):
+    assert gdp_delta(mu, eps) == pytest.approx(_hockey_stick(mu, eps), rel=1e-6, abs=1e-12)
+
+
+@pytest.mark.parametrize("mu", [0.05, 0.3, 1.0, 4.0])
+@pytest.mark.parametrize("delta", [1e-5, 1e-9])
+def test_conversion_is_tight_and_never_worse_than_zcdp(mu, delta):
+    eps = gdp_to_epsilon(mu, delta)
+    assert gdp_delta(mu, eps) <= delta * (1 + 1e-9)
+    assert gdp_delta(mu, eps * (1 - 1e-6)) > delta  # the smallest such epsilon
+    assert eps <= zcdp_to_epsilon(mu * mu / 2, delta)
+
+
+def test_the_ledger_composes_gaussians_exactly_and_beats_zcdp():
+    led = Ledger(budget=Guarantee(10.0, 1e-5))
+    sigmas = [4.0, 5.0, 6.0] * 8
+    for s in sigmas:
+        led.root.charge(Gaussian(sigma=s, sensitivity=1.0), mechanism="gaussian", caller="t")
+    mu = math.sqrt(sum(1 / s**2 for s in sigmas))
+    spent = led.spent()
+    assert spent.epsilon == pytest.approx(gdp_to_epsilon(mu, 1e-5), rel=1e-9)
+    assert spent.epsilon < zcdp_to_epsilon(mu * mu / 2, 1e-5)
+
+
+def test_partitions_take_the_largest_mu_and_other_releases_add_up():
+    led = Ledger(budget=Guarantee(10.0, 1e-5))
+    parts = led.root.partition(3)
+    for part, s in zip(parts, (2.0, 3.0, 9.0), strict=True):
+        part.charge(Gaussian(sigma=s, sensitivity=1.0), mechanism="gaussian", caller="t")
+    led.root.charge(Laplace(scale=4.0, sensitivity=1.0), mechanism="laplace", caller="t")
+    expected = gdp_to_epsilon(0.5, 1e-5) + 0.25
+    assert led.spent().epsilon == pytest.approx(expected, rel=1e-9)
+
+
+def test_a_plan_calibrated_on_the_ledger_uses_the_tighter_bound():
+    """Budget check and plan cost read the same accountant (no formula outside the ledger)."""
+    led = Ledger(budget=Guarantee(1.0, 1e-5))
+    k = 24
+    sigma = np.sqrt(k) / 0.2  # each mu_i = 0.2 / sqrt(k): mu = 0.2 in all
+    for _ in range(k):
+        led.root.charge(Gaussian(sigma=sigma, sensitivity=1.0), mechanism="gaussian", caller="t")
+    assert led.spent().epsilon == pytest.approx(gdp_to_epsilon(0.2, 1e-5), rel=1e-6)
+    assert led.spent().epsilon < 0.73
