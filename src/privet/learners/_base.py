@@ -151,7 +151,7 @@ class BaseTreeClassifier(ClassifierMixin, BaseEstimator):
                 X = X.rename(columns=str)
             cols = [c for c in X.columns if c != schema.target_name]
             return schema.encode(X[cols] if len(cols) != X.shape[1] else X)
-        if isinstance(X, str | bytes) or np.ndim(X) == 0:
+        if isinstance(X, str | bytes) or np.isscalar(X):
             raise SchemaError(
                 f"X must be a table of {schema.n_features} feature columns (a DataFrame or a "
                 f"2-D array), got {type(X).__name__}; pass one row per record."
@@ -175,7 +175,7 @@ class BaseTreeClassifier(ClassifierMixin, BaseEstimator):
                 f"{type(self).__name__} requires y to be passed, but the target y is None; "
                 "pass the class labels."
             )
-        if isinstance(y, str | bytes) or np.ndim(y) == 0:
+        if isinstance(y, str | bytes) or np.isscalar(y):
             raise SchemaError(
                 f"y must hold one class label per row, got the single value {y!r}; pass an "
                 "array or Series of labels."

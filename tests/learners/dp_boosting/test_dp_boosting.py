@@ -8,6 +8,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+import sklearn
 from scipy import stats
 from sklearn.base import clone
 from sklearn.ensemble import HistGradientBoostingClassifier
@@ -220,9 +221,18 @@ def test_tree_shapes_depend_on_random_state_only(car):
     assert sorted(f for (f,) in sched[:6]) == list(range(6))  # each pass visits every feature
 
 
+# scikit-learn 1.6's own check casts a categorical-input estimator's X to int and then
+# subtracts a float mean in place (numpy refuses the cast); 1.7 fixed the check
+SKLEARN_16_BUG = (
+    {"check_positive_only_tag_during_fit": "bug in scikit-learn 1.6's own check"}
+    if sklearn.__version__.startswith("1.6.")
+    else {}
+)
+
+
 @parametrize_with_checks(
     [DPGradientBoostingClassifier(public_domain="infer", epsilon=1.0, n_estimators=4)],
-    expected_failed_checks=lambda est: {
+    expected_failed_checks=lambda est: SKLEARN_16_BUG | {
         "check_classifiers_regression_target": "inferred domain treats every value as a class",
         "check_supervised_y_2d": "y of shape (n, 1) is accepted and flattened without a warning",
         "check_n_features_in_after_fitting": "privet raises SchemaError with its own message",

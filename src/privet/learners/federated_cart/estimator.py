@@ -247,7 +247,18 @@ class FederatedDPTreeClassifier(BaseTreeClassifier):
                 )
             parts = list(zip(X, y, strict=True))
         else:
+            if isinstance(X, str | bytes) or np.isscalar(X) or X is None or not hasattr(X, "__len__"):
+                raise SchemaError(
+                    f"X must be a table of feature columns (a DataFrame or a 2-D array), or a "
+                    f"list of the owners' tables; got {type(X).__name__}."
+                )
+            if isinstance(y, str | bytes) or np.isscalar(y) or y is None or not hasattr(y, "__len__"):
+                raise SchemaError(
+                    f"y must hold one class label per row, got {y!r}; pass an array of labels."
+                )
             n = len(X)
+            if len(y) != n:
+                raise SchemaError(f"X has {n} rows but y has {len(y)}; pass one label per row.")
             if owners is not None:
                 ids = np.asarray(owners)
                 if ids.shape != (n,):
