@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from privet.cli import main
 from privet.ledger import Guarantee, Ledger
 
@@ -64,3 +66,15 @@ def test_ledger_verify_passes_an_intact_file_and_flags_a_raw_sql_edit(tmp_path, 
     con.commit()
     con.close()
     assert main(["ledger", "verify", str(path)]) != 0
+
+
+def test_demo_rejects_zero_audit_trials_before_charging(tmp_path, capsys):
+    """Issue 11, item 5: `privet demo --audit-trials 0` charged before the argument was rejected."""
+    from privet.cli import main
+
+    path = tmp_path / "demo.sqlite"
+    with pytest.raises(SystemExit) as exc:
+        main(["demo", "--audit-trials", "0", "--ledger", str(path)])
+    assert exc.value.code == 2
+    assert "whole number >= 1" in capsys.readouterr().err
+    assert not path.exists()  # no ledger was even opened, so nothing was charged

@@ -193,6 +193,17 @@ def cmd_datasets(args: argparse.Namespace) -> int:
 
 
 # ---------------------------------------------------------------------- main
+def _positive_int(text: str) -> int:
+    """An argparse type: a whole number >= 1 (checked before anything is charged)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {value}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="privet",
@@ -215,7 +226,10 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--leaf", choices=["laplace", "exponential"], default="laplace")
     demo.add_argument("--ledger", help="SQLite ledger file (default: a new temporary file)")
     demo.add_argument(
-        "--audit-trials", type=int, default=200, help="trainings per dataset in the audit"
+        "--audit-trials",
+        type=_positive_int,
+        default=200,
+        help="trainings per dataset in the audit (a whole number >= 1)",
     )
     demo.add_argument("--seed", type=int, default=0, help="seed for the train/test split")
     demo.set_defaults(func=cmd_demo)
