@@ -129,7 +129,10 @@ def test_paper_bound_accounting_is_charged_above_its_claim() -> None:
     clf = FederatedDPTreeClassifier(
         epsilon=1.0, max_depth=3, schema=SCHEMA, bounds_accounting="paper", ledger=led
     ).fit(X, y)
-    assert clf.privacy_spent_.epsilon > 1.0
+    # the paper's bound noise costs p * eps_bounds: the worst-case path (the plan) exceeds
+    # the claimed epsilon; what one fit spends depends on where its noisy stopping rule
+    # ended the tree, so only the plan is asserted above the claim
+    assert led.plan_cost(clf.privacy_plan()).epsilon > 1.0
     assert led.plan_cost(clf.privacy_plan()).epsilon >= clf.privacy_spent_.epsilon - 1e-9
     assert led.claims()
 
