@@ -287,3 +287,27 @@ def test_encode_target(schema):
 def test_empty_frame(schema):
     out = schema.encode(frame(color=pd.Series([], dtype=object), age=pd.Series([], dtype=float)))
     assert out.shape == (0, 2)
+
+
+def test_a_party_process_withholds_private_values_and_rows(monkeypatch):
+    """Issue 11: validation errors quoted private values and rows ("[72.0] ... at rows
+    [677]"); in an MPC party they reach the others and the host's logs. A party names the
+    column and the count only; a local call still shows the values."""
+    import pandas as pd
+
+    from privet.data import Categorical, Numeric, Schema
+    from privet.data.validation import REDACT_ENV
+    from privet.errors import SchemaError
+    from privet.mpc._runtime import REDACT_ENV as PARTY_ENV
+
+    assert PARTY_ENV == REDACT_ENV
+    schema = Schema([Numeric.equal_width("duration", 0.0, 60.0, 4)], Categorical("y", ["a", "b"]))
+    frame = pd.DataFrame({"duration": [10.0] * 677 + [72.0], "y": ["a"] * 678})
+    with pytest.raises(SchemaError, match=r"72") as local:
+        schema.encode(frame[["duration"]])
+    assert "677" in str(local.value)
+    monkeypatch.setenv(REDACT_ENV, "1")
+    with pytest.raises(SchemaError, match=r"'duration' has 1 value outside") as party:
+        schema.encode(frame[["duration"]])
+    assert "72" not in str(party.value) and "677" not in str(party.value)
+    assert "withheld" in str(party.value)

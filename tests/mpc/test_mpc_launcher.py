@@ -204,3 +204,25 @@ def test_start_up_limit_follows_the_run_timeout():
     assert default_start_timeout(20.0) == 40.0
     assert default_start_timeout(60.0) == 120.0
     assert default_start_timeout(600.0) == 120.0
+
+
+def test_a_party_process_redacts_private_values_in_its_errors():
+    """mark_party_process (called by every `python -m privet.mpc.party`) turns on the
+    redaction of private values in privet's validation messages (issue 11)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import pandas as pd, os\n"
+        "from privet.mpc._runtime import mark_party_process\n"
+        "from privet.data import Categorical, Numeric, Schema\n"
+        "mark_party_process()\n"
+        "s = Schema([Numeric.equal_width('d', 0.0, 60.0, 4)], Categorical('y', ['a', 'b']))\n"
+        "try:\n"
+        "    s.encode(pd.DataFrame({'d': [72.0]}))\n"
+        "except Exception as exc:\n"
+        "    print(exc)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert "'d' has 1 value outside" in out.stdout, out.stderr
+    assert "72" not in out.stdout

@@ -19,6 +19,7 @@ Nothing is coerced or dropped unless the caller asks for it:
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -60,6 +61,22 @@ class Checked:
     y_codes: np.ndarray | None
 
 
+#: Set (to "1") in MPC party processes: validation messages then name the column and the
+#: count but never the private values or the row numbers, since a party's error reaches
+#: the other parties and the host's logs. A local call shows them, to help the data owner.
+REDACT_ENV = "PRIVET_REDACT_PRIVATE_VALUES"
+
+
+def redacting() -> bool:
+    """Whether messages about private data must withhold values and rows."""
+    return os.environ.get(REDACT_ENV) == "1"
+
+
+def _private(values: Sequence[Any], limit: int = _SHOW) -> str:
+    """Values read from the private data: shown locally, withheld in a party process."""
+    return "[values withheld in a party process]" if redacting() else _show(values, limit)
+
+
 def _show(values: Sequence[Any], limit: int = _SHOW) -> str:
     shown = ", ".join(repr(v) for v in list(values)[:limit])
     more = len(values) - limit
@@ -71,7 +88,7 @@ def _count(n: int, noun: str) -> str:
 
 
 def _rows(index: pd.Index, mask: np.ndarray) -> str:
-    return _show(index[mask].tolist())
+    return "[rows withheld in a party process]" if redacting() else _show(index[mask].tolist())
 
 
 def as_frame(schema: SchemaView, data: Any, *, target: TargetPolicy = "optional") -> pd.DataFrame:
@@ -133,8 +150,8 @@ def _numeric_values(attr: Numeric, col: pd.Series, present: np.ndarray) -> np.nd
             bad = col[present][~ok]
             raise SchemaError(
                 f"Column {name!r} is Numeric in the schema but holds non-numbers "
-                f"{_show(pd.unique(bad).tolist())} ({_count(len(bad), 'value')}, rows "
-                f"{_show(bad.index.tolist())}); convert them explicitly (e.g. "
+                f"{_private(pd.unique(bad).tolist())} ({_count(len(bad), 'value')}, rows "
+                f"{_private(bad.index.tolist())}); convert them explicitly (e.g. "
                 "pandas.to_numeric) or fix the data."
             )
         out = np.full(len(col), np.nan)
@@ -143,7 +160,7 @@ def _numeric_values(attr: Numeric, col: pd.Series, present: np.ndarray) -> np.nd
     sample = pd.unique(col[present]).tolist()
     raise SchemaError(
         f"Column {name!r} is Numeric in the schema but has dtype {col.dtype} (values "
-        f"{_show(sample)}); convert it to numbers explicitly (e.g. pandas.to_numeric) "
+        f"{_private(sample)}); convert it to numbers explicitly (e.g. pandas.to_numeric) "
         "if the text holds numbers, or declare the attribute Categorical."
     )
 
@@ -155,7 +172,7 @@ def _numeric_codes(attr: Numeric, col: pd.Series, present: np.ndarray) -> np.nda
     if not finite.all():
         bad = v[~finite]
         raise SchemaError(
-            f"Column {attr.name!r} holds non-finite values {_show(pd.unique(bad).tolist())} "
+            f"Column {attr.name!r} holds non-finite values {_private(pd.unique(bad).tolist())} "
             f"at rows {_rows(col.index[present], ~finite)}; infinities are not missing "
             "values: replace them with numbers in the public range "
             f"[{attr.lower:g}, {attr.upper:g}] or remove those rows."
@@ -166,8 +183,9 @@ def _numeric_codes(attr: Numeric, col: pd.Series, present: np.ndarray) -> np.nda
         count = _count(int(out_of_range.sum()), "value")
         raise SchemaError(
             f"Column {attr.name!r} has {count} outside its public "
-            f"range [{attr.lower:g}, {attr.upper:g}]: {_show(pd.unique(bad).tolist())} (min "
-            f"{bad.min():g}, max {bad.max():g}) at rows "
+            f"range [{attr.lower:g}, {attr.upper:g}]: {_private(pd.unique(bad).tolist())} (min "
+            f"{_private([bad.min()]) if redacting() else format(bad.min(), 'g')}, max "
+            f"{_private([bad.max()]) if redacting() else format(bad.max(), 'g')}) at rows "
             f"{_rows(col.index[present], out_of_range)}; clip them to the bounds "
             "(numpy.clip) or widen the bounds in the schema from public knowledge only, "
             "never from the data."
@@ -211,7 +229,7 @@ def _categorical_codes(attr: Categorical, col: pd.Series, present: np.ndarray) -
         shown = _show(cats) if len(cats) > 20 else str(cats)
         raise SchemaError(
             f"Column {attr.name!r} has {_count(int(unknown.sum()), 'value')} outside its public "
-            f"categories: {_show(bad)} at rows {_rows(col.index, unknown)}; allowed are "
+            f"categories: {_private(bad)} at rows {_rows(col.index, unknown)}; allowed are "
             f"{shown}. Map them to a listed category before validating, or extend the "
             f"public schema.{_type_hint(attr, bad)}"
         )

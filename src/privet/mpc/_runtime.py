@@ -23,8 +23,13 @@ If ``mpyc.runtime`` was imported before privet, its runtime is used as it is.
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import Any
+
+#: privet.data.validation.REDACT_ENV, spelled out so that a party does not import pandas
+#: just to start (the seed-001 parties stay small); a test checks they agree.
+REDACT_ENV = "PRIVET_REDACT_PRIVATE_VALUES"
 
 _PARTY_PROCESS = False
 _TOPOLOGY_FLAGS = ("-M", "-P", "-I", "-C", "--config", "--index")
@@ -32,9 +37,15 @@ _IN_PROCESS_ARGV = ("--no-log", "--no-prss")
 
 
 def mark_party_process() -> None:
-    """Declare that this process is an MPC party configured by its command line."""
+    """Declare that this process is an MPC party configured by its command line.
+
+    A party's errors reach the other parties and the host's logs, so from here on
+    privet's data validation names columns and counts but withholds private values
+    and row numbers (:data:`privet.data.validation.REDACT_ENV`).
+    """
     global _PARTY_PROCESS
     _PARTY_PROCESS = True
+    os.environ[REDACT_ENV] = "1"
 
 
 def _argv_configures_parties(argv: list[str]) -> bool:
