@@ -166,3 +166,13 @@ def test_every_module_imports() -> None:
         except Exception as exc:
             failures.append(f"{name}: {type(exc).__name__}: {exc}")
     assert failures == []
+
+
+def test_importing_the_learners_does_not_start_mpyc() -> None:
+    """MPyC reads its command line when its runtime is imported: only MPC paths load it."""
+    import subprocess
+    import sys
+
+    code = "import sys, privet.learners, privet.audits; print(any(m.startswith('mpyc') for m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.stdout.strip() == "False", out.stderr

@@ -210,3 +210,22 @@ def test_a_timeout_below_one_second_is_refused_before_anything_runs(tennis):
     with pytest.raises(InvalidParameterError, match=r"'timeout' parameter .* range \[1, inf\)"):
         model.fit(tennis.X, tennis.y)
     assert led.charges == []
+
+
+def test_owner_files_the_host_wrote_are_deleted_once_read(tmp_path):
+    """Issue 11: owners' rows stayed in temporary files after a crash. A party deletes the
+    file the host wrote for the run (in a privet-owners-* folder) as soon as it has read
+    it; a file an owner passed by hand is kept."""
+    from privet.learners._protocols.host import OWNER_DIR_PREFIX
+    from privet.learners._protocols.programs import load_rows
+
+    run_dir = tmp_path / f"{OWNER_DIR_PREFIX}abc"
+    run_dir.mkdir()
+    mine = tmp_path / "mine.npz"
+    for path in (run_dir / "owner0.npz", mine):
+        np.savez(path, codes=np.zeros((3, 2), dtype=np.int64), y=np.ones(3, dtype=np.int64))
+    codes, y = load_rows(str(run_dir / "owner0.npz"), 2)
+    assert codes.shape == (3, 2) and y.tolist() == [1, 1, 1]
+    assert not (run_dir / "owner0.npz").exists()
+    load_rows(str(mine), 2)
+    assert mine.exists()

@@ -40,6 +40,8 @@ from privet.learners._trees.tree import Tree, TreeBuilder
 from privet.mpc.launcher import launch, run_local
 from privet.mpc.stats import RunResult, RunStats
 
+#: Prefix of the private folder (mode 0700) in which the host writes each owner's rows.
+OWNER_DIR_PREFIX = "privet-owners-"
 BACKENDS = ("mpc", "local")
 
 
@@ -84,7 +86,7 @@ def run_program(
         return run_local(target, local_args)
     rows = split_rows(codes.shape[0], parties)
     starts = np.concatenate(([0], np.cumsum(rows)))
-    with tempfile.TemporaryDirectory(prefix="privet-owners-") as tmp:
+    with tempfile.TemporaryDirectory(prefix=OWNER_DIR_PREFIX) as tmp:
         party_args = []
         for i in range(parties):
             if rows[i] == 0:

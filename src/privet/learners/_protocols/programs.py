@@ -36,6 +36,7 @@ from privet.learners._protocols.common import (
     flat_one_hot,
     split_penalty,
 )
+from privet.learners._protocols.host import OWNER_DIR_PREFIX
 from privet.mpc.discrete import SecureDiscreteLaplace, SecureReportNoisyMax, secure_bernoulli
 from privet.mpc.mechanisms import SecureExponentialMechanism, SecureLaplace
 from privet.mpc.party import PartyContext
@@ -43,14 +44,22 @@ from privet.mpc.sharing import add_reveal_hook, share_horizontal
 
 
 def load_rows(data: Any, n_attributes: int) -> tuple[np.ndarray, np.ndarray]:
-    """This owner's (codes, y), from a path, a dict of arrays, or None (no rows)."""
+    """This owner's (codes, y), from a path, a dict of arrays, or None (no rows).
+
+    A file the host wrote for this run (in its private ``privet-owners-*`` folder, mode
+    0700) is deleted as soon as it is read, so the rows do not outlive the run even if
+    the host is killed; a file the owner passed by hand is left alone.
+    """
     if data is None:
         return np.zeros((0, n_attributes), dtype=np.int64), np.zeros(0, dtype=np.int64)
     if isinstance(data, dict):
         codes, y = data["codes"], data["y"]
     else:
-        with np.load(Path(data)) as f:
+        path = Path(data)
+        with np.load(path) as f:
             codes, y = f["codes"], f["y"]
+        if path.parent.name.startswith(OWNER_DIR_PREFIX):
+            path.unlink(missing_ok=True)
     codes = np.asarray(codes, dtype=np.int64).reshape(-1, n_attributes)
     return codes, np.asarray(y, dtype=np.int64).reshape(-1)
 

@@ -23,7 +23,6 @@ from privet.learners._base import (
     refuse_non_private,
 )
 from privet.learners._params import Interval, StrOptions
-from privet.learners._protocols.programs import choose_bit_length
 from privet.learners._trees.accounting import (
     NOISES,
     ClaimRule,
@@ -357,6 +356,8 @@ class ObliviousID3Classifier(BaseTreeClassifier):
         schema = self.schema_
         eps_split, eps_leaf = self._budgets(schema)
         accounting = self._accounting(schema)
+        from privet.learners._protocols.programs import choose_bit_length  # loads MPyC
+
         # sized from public counts before launch: a run that cannot fit charges nothing
         bits = choose_bit_length(
             codes.shape[0],

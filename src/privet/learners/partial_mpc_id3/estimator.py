@@ -24,7 +24,6 @@ from privet.learners._base import (
     plan_depth,
 )
 from privet.learners._params import Interval, StrOptions
-from privet.learners._protocols.programs import choose_bit_length
 from privet.learners._trees.accounting import (
     CLAIM_SOURCE,
     NOISES,
@@ -289,6 +288,8 @@ class PartialMPCID3Classifier(BaseTreeClassifier):
             codes, y_codes = codes[rows], y_codes[rows]
         depth, eps = self._depth(schema), self._query_epsilon(schema)
         accounting = self._accounting(schema)
+        from privet.learners._protocols.programs import choose_bit_length  # loads MPyC
+
         # sized from public counts before launch: a run that cannot fit charges nothing
         bits = choose_bit_length(
             codes.shape[0],
