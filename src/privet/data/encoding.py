@@ -36,7 +36,17 @@ __all__ = ["codes_from_one_hot", "dummy_mask", "one_hot", "one_hot_target"]
 def _sizes(domain: Schema | Sequence[int]) -> tuple[int, ...]:
     if isinstance(domain, Schema):
         return domain.domain_sizes
-    sizes = tuple(int(s) for s in domain)
+    try:
+        if isinstance(domain, str | bytes):
+            raise TypeError
+        if any(isinstance(s, bool) or not isinstance(s, int | np.integer) for s in domain):
+            raise TypeError
+        sizes = tuple(int(s) for s in domain)
+    except (TypeError, ValueError, OverflowError):
+        raise InvalidParameterError(
+            f"domain must be a Schema or a list of positive integer domain sizes, got "
+            f"{domain!r}; pass the Schema or schema.domain_sizes."
+        ) from None
     if not sizes or min(sizes) < 1:
         raise InvalidParameterError(
             f"domain sizes must be a non-empty list of positive integers, got {list(domain)}; "
@@ -100,7 +110,10 @@ def one_hot(
     """
     sizes = _sizes(domain)
     w = _width(sizes, width)
-    X = np.asarray(X_codes)
+    try:
+        X = np.asarray(X_codes)
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise SchemaError(f"X_codes must be an integer array of codes: {exc}") from None
     if X.ndim != 2 or X.shape[1] != len(sizes):
         raise SchemaError(
             f"X_codes must have shape (n, {len(sizes)}), one column per feature, got {X.shape}."

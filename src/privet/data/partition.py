@@ -209,7 +209,14 @@ def vertical_partition(
             raise InvalidParameterError(
                 f"random_state={random_state!r} has no effect with explicit groups; drop it."
             )
-        if isinstance(groups, str) or any(isinstance(g, str) for g in groups):
+        if (
+            isinstance(groups, str | bytes)
+            or not isinstance(groups, Sequence)
+            or any(
+                isinstance(g, str | bytes) or not isinstance(g, Sequence | set | frozenset)
+                for g in groups
+            )
+        ):
             raise InvalidParameterError(
                 f"groups must be a list of lists of column names, got {groups!r}."
             )
@@ -222,7 +229,7 @@ def vertical_partition(
                     f"Group {k} is empty; every party must hold at least one column."
                 )
             for c in g:
-                if c not in position:
+                if not isinstance(c, str) or c not in position:
                     raise InvalidParameterError(
                         f"Group {k} names column {c!r}, which is not among {names}."
                     )

@@ -1,0 +1,113 @@
+"""Bad input to the data layer: a privet error that says what to fix, or a correct result.
+
+Issue 11 ("Bad input"): a property-based fuzz over the public entry points of
+``privet.data``: attribute and schema constructors, ``Schema.from_json``, validation and
+encoding of frames, the target, partitioning and one-hot encoding. Never a raw exception.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from privet.data import (
+    Categorical,
+    Numeric,
+    Schema,
+    horizontal_partition,
+    load_dataset,
+    one_hot,
+    vertical_partition,
+)
+from privet.errors import PrivetError
+
+SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+junk = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(2**70), 2**70),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=5),
+    st.lists(st.one_of(st.integers(-5, 5), st.text(max_size=3), st.floats()), max_size=5),
+    st.dictionaries(st.text(max_size=3), st.integers(), max_size=3),
+)
+
+
+def _privet_or_ok(call) -> object:  # type: ignore[no-untyped-def]
+    try:
+        return call()
+    except PrivetError as exc:
+        assert str(exc)
+        return exc
+
+
+@SETTINGS
+@given(name=junk, a=junk, b=junk, c=junk)
+def test_attribute_constructors(name, a, b, c):
+    _privet_or_ok(lambda: Categorical(name, a))
+    _privet_or_ok(lambda: Numeric(name, a, b, c))
+    _privet_or_ok(lambda: Numeric.equal_width(name, a, b, c))
+
+
+@SETTINGS
+@given(attrs=junk, target=junk)
+def test_schema_constructor(attrs, target):
+    _privet_or_ok(lambda: Schema(attrs, target))
+
+
+CAR = load_dataset("car").schema
+
+
+@SETTINGS
+@given(data=st.data())
+def test_schema_from_json_of_mutated_documents(data):
+    doc = json.loads(CAR.to_json())
+    path = data.draw(st.sampled_from(["name", "attributes", "target", "description", None]))
+    if path is not None:
+        doc[path] = data.draw(junk)
+    elif doc["attributes"]:
+        i = data.draw(st.integers(0, len(doc["attributes"]) - 1))
+        key = data.draw(st.sampled_from(sorted(doc["attributes"][i])))
+        doc["attributes"][i][key] = data.draw(junk)
+    text = data.draw(st.sampled_from([json.dumps(doc), json.dumps(doc)[:-3], "", "[]", "null"]))
+    _privet_or_ok(lambda: Schema.from_json(text))
+
+
+SCHEMA = Schema(
+    [Categorical("a", ["x", "y"]), Numeric.equal_width("b", 0.0, 10.0, 5)],
+    Categorical("t", ["no", "yes"]),
+)
+cell = st.one_of(
+    st.sampled_from(["x", "y", "z", "", None]),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.integers(-(2**63), 2**63 - 1),
+)
+
+
+@SETTINGS
+@given(rows=st.lists(st.tuples(cell, cell, cell), min_size=0, max_size=6), drop=st.booleans())
+def test_encoding_frames(rows, drop):
+    frame = pd.DataFrame(rows, columns=["a", "b", "t"])
+    if drop:
+        frame = frame.drop(columns=["b"])
+    out = _privet_or_ok(lambda: SCHEMA.encode(frame[[c for c in frame.columns if c != "t"]]))
+    if isinstance(out, np.ndarray):  # a result must be within the public domains
+        assert out.shape == (len(frame), 2)
+        assert set(np.unique(out[:, 0])) <= {0, 1}
+        assert ((out[:, 1] >= 0) & (out[:, 1] < 5)).all()
+    _privet_or_ok(lambda: SCHEMA.encode_target(frame["t"]))
+
+
+@SETTINGS
+@given(n=junk, parts=junk, sizes=junk, domain=junk)
+def test_partitions_and_one_hot(n, parts, sizes, domain):
+    _privet_or_ok(lambda: horizontal_partition(n, n_parties=parts))
+    _privet_or_ok(lambda: horizontal_partition(n, sizes=sizes))
+    _privet_or_ok(lambda: vertical_partition(["a", "b", "c"], n_parties=parts))
+    _privet_or_ok(lambda: vertical_partition(["a", "b", "c"], groups=sizes))
+    _privet_or_ok(lambda: one_hot(np.zeros((3, 2), dtype=np.int64), domain))
+    _privet_or_ok(lambda: one_hot(sizes, [2, 3]))
