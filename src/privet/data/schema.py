@@ -323,12 +323,22 @@ class Schema:
         attrs = d["attributes"]
         if not isinstance(attrs, list):
             raise SchemaError(f"Schema JSON 'attributes' must be a list, got {attrs!r}.")
-        target = attribute_from_dict(d["target"])
-        if not isinstance(target, Categorical):
+        try:
+            target = attribute_from_dict(d["target"])
+            if not isinstance(target, Categorical):
+                raise SchemaError(
+                    f"Schema JSON 'target' must be categorical, got {d['target'].get('type')!r}."
+                )
+            parsed = tuple(attribute_from_dict(a) for a in attrs)
+            return cls(parsed, target, d.get("description", ""))
+        except SchemaError:
+            raise
+        except (TypeError, ValueError, KeyError, AttributeError) as exc:
+            # a value of the wrong kind deep in an attribute (e.g. a list as a category)
             raise SchemaError(
-                f"Schema JSON 'target' must be categorical, got {d['target'].get('type')!r}."
-            )
-        return cls(tuple(attribute_from_dict(a) for a in attrs), target, d.get("description", ""))
+                f"Schema JSON has a malformed attribute or target ({type(exc).__name__}: "
+                f"{exc}); write it with Schema.to_json() or follow its format."
+            ) from None
 
     def to_json(self, *, indent: int | None = 2) -> str:
         """Serialise to JSON text (exact round-trip through :meth:`from_json`)."""
