@@ -107,7 +107,7 @@ class Cost:
     @staticmethod
     def of_guarantee(g: Guarantee) -> Cost:
         """An (eps, delta) release; pure ones also get the zCDP view eps^2/2."""
-        rho = g.epsilon**2 / 2 if g.delta == 0.0 and math.isfinite(g.epsilon) else None
+        rho = g.epsilon * g.epsilon / 2 if g.delta == 0.0 and math.isfinite(g.epsilon) else None
         return Cost.of_values(g.epsilon, g.delta, rho)
 
     def __add__(self, other: Cost) -> Cost:

@@ -230,7 +230,8 @@ class Gaussian(Entry):
     def rho(self) -> float:
         # the ratio first: squaring a tiny sigma or a huge sensitivity alone under- or
         # overflows (5e-324 ** 2 == 0) although the ratio is an ordinary number
-        return (self.sensitivity / self.sigma) ** 2 / 2
+        ratio = self.sensitivity / self.sigma
+        return ratio * ratio / 2  # inf, not OverflowError, past 1e154
 
 
 @register_entry

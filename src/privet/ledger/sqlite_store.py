@@ -26,19 +26,18 @@ the same host (its pid no longer exists); the charges made in it stay.
 from __future__ import annotations
 
 import contextlib
-import json
 import sqlite3
 import time
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
 from privet.errors import (
-    InvalidParameterError,
     LedgerBusyError,
     LedgerCorruptError,
     PrivetError,
 )
-from privet.ledger.chain import Event, canonical, seal
+from privet.ledger.chain import Event, seal
+from privet.ledger.sql_store import SQLStore
 from privet.ledger.sqlite_file import (
     FORMAT,
     SCHEMA_V1,
@@ -50,7 +49,6 @@ from privet.ledger.sqlite_file import (
     list_datasets,
     statements,
 )
-from privet.ledger.store import Store
 
 __all__ = ["SQLiteStore", "list_datasets"]
 
@@ -62,7 +60,7 @@ T = TypeVar("T")
 _BUSY_MS = 20
 
 
-class SQLiteStore(Store):
+class SQLiteStore(SQLStore):
     """One dataset's events in a SQLite ledger file (see module docstring)."""
 
     shared = True
@@ -70,6 +68,7 @@ class SQLiteStore(Store):
     def __init__(self, conn: sqlite3.Connection, path: str, dataset: str, timeout: float):
         self._conn = conn
         self.path = path
+        self.where = f"the ledger file {path!r}"
         self.dataset = dataset
         self.timeout = timeout
 
@@ -227,250 +226,15 @@ class SQLiteStore(Store):
             except sqlite3.Error as exc:
                 raise _translate(exc, self.path) from None
 
-    @contextlib.contextmanager
-    def _errors(self) -> Iterator[None]:
-        """Turn SQLite's and the decoders' exceptions into privet errors."""
-        try:
-            yield
-        except PrivetError:
-            raise
-        except sqlite3.Error as exc:
-            raise _translate(exc, self.path) from None
-        except (ValueError, TypeError, KeyError, IndexError, OverflowError) as exc:
-            raise LedgerCorruptError(
-                f"The ledger file {self.path!r} holds a malformed value ({type(exc).__name__}: "
-                f"{exc}); it is damaged or was edited. Restore it from a backup."
-            ) from None
+    # ------------------------------------------------------------ statements
+    def _x(self, sql: str, params: tuple[Any, ...] = ()) -> sqlite3.Cursor:
+        return self._conn.execute(sql, params)
 
-    # ------------------------------------------------------------- reading
-    def events_after(self, seq: int) -> list[Event]:
-        with self._errors():
-            rows = self._conn.execute(
-                "SELECT seq, kind, ref, hash FROM chain WHERE dataset = ? AND seq > ? ORDER BY seq",
-                (self.dataset, seq),
-            ).fetchall()
-            events = []
-            for n, (s, kind, ref, h) in enumerate(rows):
-                if s != seq + 1 + n or not isinstance(h, str):
-                    raise LedgerCorruptError(
-                        f"The ledger file {self.path!r}: the events of {self.dataset!r} are not "
-                        "numbered in sequence (an event was deleted or the file is damaged). "
-                        "Restore it from a backup."
-                    )
-                events.append(Event(s, kind, self._payload(kind, ref), h))
-            return events
+    def _insert(self, sql: str, params: tuple[Any, ...]) -> int:
+        return int(self._conn.execute(sql, params).lastrowid or 0)
 
-    def head(self) -> str:
-        with self._errors():
-            row = self._conn.execute(
-                "SELECT head FROM datasets WHERE name = ?", (self.dataset,)
-            ).fetchone()
-        return "" if row is None else str(row[0])
-
-    def _payload(self, kind: str, ref: Any) -> dict[str, Any]:
-        """An event's payload, read from the rows it wrote as they are now."""
-        conn, ds = self._conn, self.dataset
-
-        def one(sql: str, key: Any) -> tuple[Any, ...]:
-            row = conn.execute(sql, (key,)).fetchone()
-            if row is None or row[1] != ds:
-                raise LedgerCorruptError(
-                    f"The ledger file {self.path!r}: a {kind} event of {ds!r} refers to a row "
-                    "that is missing (deleted outside privet, or the file is damaged). "
-                    "Restore it from a backup."
-                )
-            return row
-
-        if kind == "dataset":
-            row = one(
-                "SELECT root_scope, name, budget_epsilon, budget_delta, relation FROM datasets "
-                "WHERE name = ?",
-                ds,
-            )
-            return canonical(
-                {
-                    "name": row[1],
-                    "budget_epsilon": row[2],
-                    "budget_delta": row[3],
-                    "relation": row[4],
-                    "root": row[0],
-                }
-            )
-        if kind == "group":
-            row = one(
-                "SELECT id, dataset, parent, kind, stable, rate, method FROM groups WHERE id = ?",
-                ref,
-            )
-            members = conn.execute(
-                "SELECT id, label FROM scopes WHERE group_id = ? AND dataset = ? ORDER BY id",
-                (ref, ds),
-            ).fetchall()
-            return canonical(
-                {
-                    "id": row[0],
-                    "parent": row[2],
-                    "kind": row[3],
-                    "stable": bool(row[4]),
-                    "rate": row[5],
-                    "method": row[6],
-                    "members": [[m[0], m[1]] for m in members],
-                }
-            )
-        if kind == "reserve":
-            row = one(
-                "SELECT id, dataset, epsilon, delta, caller, pid, host, created, scope_id "
-                "FROM reservations WHERE id = ?",
-                ref,
-            )
-            keys = ("epsilon", "delta", "caller", "pid", "host", "created", "scope_id")
-            return canonical({"id": row[0], **dict(zip(keys, row[2:], strict=True))})
-        if kind == "close":
-            return {"id": ref}
-        if kind == "charge":
-            row = one("SELECT id, dataset, record FROM charges WHERE id = ?", ref)
-            record = json.loads(row[2])
-            if not isinstance(record, dict):
-                raise LedgerCorruptError(f"The ledger file {self.path!r}: charge {ref} is damaged.")
-            record["id"] = row[0]
-            return canonical({"id": row[0], "record": record})
-        if kind == "schema":
-            row = one("SELECT schema, name FROM datasets WHERE name = ?", ds)
-            return {"fingerprint": row[0]}
-        raise LedgerCorruptError(
-            f"The ledger file {self.path!r}: unknown event kind {kind!r} (damaged, or written "
-            "by a newer privet)."
-        )
-
-    def check_rows(self, events: list[Event]) -> None:
-        """Every row of the dataset must belong to an event; statuses must match the events."""
-        conn, ds = self._conn, self.dataset
-        count: dict[str, int] = {}
-        for ev in events:
-            count[ev.kind] = count.get(ev.kind, 0) + 1
-        closes = {ev.payload["id"] for ev in events if ev.kind == "close"}
-        members = sum(len(ev.payload["members"]) for ev in events if ev.kind == "group")
-        with self._errors():
-            found = {
-                "group": conn.execute("SELECT count(*) FROM groups WHERE dataset = ?", (ds,)),
-                "reserve": conn.execute(
-                    "SELECT count(*) FROM reservations WHERE dataset = ?", (ds,)
-                ),
-                "charge": conn.execute("SELECT count(*) FROM charges WHERE dataset = ?", (ds,)),
-            }
-            for kind, cur in found.items():
-                if cur.fetchone()[0] != count.get(kind, 0):
-                    raise LedgerCorruptError(
-                        f"The ledger file {self.path!r} holds {kind} rows of {ds!r} that its "
-                        "hash chain does not account for (edited outside privet, or damaged). "
-                        "Restore it from a backup."
-                    )
-            (n_scopes,) = conn.execute("SELECT count(*) FROM scopes WHERE dataset = ?", (ds,))
-            closed = {
-                r[0]
-                for r in conn.execute(
-                    "SELECT id FROM reservations WHERE dataset = ? AND status != 'open'", (ds,)
-                )
-            }
-            if (events and n_scopes[0] != members + 1) or closed != closes:
-                raise LedgerCorruptError(
-                    f"The ledger file {self.path!r}: the scopes or reservation statuses of "
-                    f"{ds!r} differ from its hash chain (edited outside privet, or damaged). "
-                    "Restore it from a backup."
-                )
-
-    # ------------------------------------------------------------- writing
-    def new_root(self) -> int:
-        """Insert a new dataset's root scope (inside a transaction); return its id."""
-        clash = self._conn.execute(
-            "SELECT name FROM datasets WHERE lower(name) = lower(?) AND name != ?",
-            (self.dataset, self.dataset),
-        ).fetchone()
-        if clash is not None:
-            raise InvalidParameterError(
-                f"Dataset {self.dataset!r} differs only by case from dataset {clash[0]!r} in "
-                f"{self.path!r}; names that differ only by case would split one budget in two. "
-                f"Open {clash[0]!r}, or choose a clearly different name."
-            )
-        cur = self._conn.execute(
-            "INSERT INTO scopes (dataset, group_id, label) VALUES (?, NULL, ?)",
-            (self.dataset, self.dataset),
-        )
-        return int(cur.lastrowid or 0)
-
-    def _write_rows(self, kind: str, payload: dict[str, Any]) -> dict[str, Any]:
-        conn, ds = self._conn, self.dataset
-        p = dict(payload)
-        if kind == "dataset":
-            conn.execute(
-                "INSERT INTO datasets (name, budget_epsilon, budget_delta, relation, root_scope, "
-                "created, head, schema) VALUES (?, ?, ?, ?, ?, ?, '', NULL)",
-                (
-                    ds,
-                    p["budget_epsilon"],
-                    p["budget_delta"],
-                    p["relation"],
-                    p["root"],
-                    time.time(),
-                ),
-            )
-        elif kind == "group":
-            cur = conn.execute(
-                "INSERT INTO groups (dataset, parent, kind, stable, rate, method) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
-                (ds, p["parent"], p["kind"], int(p["stable"]), p["rate"], p["method"]),
-            )
-            p["id"] = gid = int(cur.lastrowid or 0)
-            members = []
-            for _, label in p["members"]:
-                cur = conn.execute(
-                    "INSERT INTO scopes (dataset, group_id, label) VALUES (?, ?, ?)",
-                    (ds, gid, label),
-                )
-                members.append([int(cur.lastrowid or 0), label])
-            p["members"] = members
-        elif kind == "reserve":
-            cur = conn.execute(
-                "INSERT INTO reservations (dataset, epsilon, delta, status, caller, pid, host, "
-                "created, scope_id) VALUES (?, ?, ?, 'open', ?, ?, ?, ?, ?)",
-                (
-                    ds,
-                    p["epsilon"],
-                    p["delta"],
-                    p["caller"],
-                    p["pid"],
-                    p["host"],
-                    p["created"],
-                    p["scope_id"],
-                ),
-            )
-            p["id"] = int(cur.lastrowid or 0)
-        elif kind == "close":
-            conn.execute(
-                "UPDATE reservations SET status = 'closed', closed = ? WHERE id = ?",
-                (time.time(), p["id"]),
-            )
-        elif kind == "charge":
-            record = p["record"]
-            cur = conn.execute(
-                "INSERT INTO charges (dataset, scope_id, reservation, record) VALUES (?, ?, ?, ?)",
-                (ds, record["scope_id"], record["reservation"], json.dumps(record)),
-            )
-            p["id"] = int(cur.lastrowid or 0)
-            p["record"] = {**record, "id": p["id"]}
-        elif kind == "schema":
-            conn.execute("UPDATE datasets SET schema = ? WHERE name = ?", (p["fingerprint"], ds))
-        return p
-
-    def _write_event(self, event: Event, ref: Any = None) -> None:
-        if ref is None and event.kind not in ("dataset", "schema"):
-            ref = event.payload["id"]
-        self._conn.execute(
-            "INSERT INTO chain (dataset, seq, kind, ref, hash) VALUES (?, ?, ?, ?, ?)",
-            (self.dataset, event.seq, event.kind, ref, event.hash),
-        )
-        self._conn.execute(
-            "UPDATE datasets SET head = ? WHERE name = ?", (event.hash, self.dataset)
-        )
+    def _driver_error(self, exc: Exception) -> PrivetError | None:
+        return _translate(exc, self.path) if isinstance(exc, sqlite3.Error) else None
 
     # --------------------------------------------------------------- misc
     def reopen_args(self) -> tuple[Any, ...]:
