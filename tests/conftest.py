@@ -37,3 +37,20 @@ def pytest_runtest_call(item: pytest.Item):  # type: ignore[no-untyped-def]
                 _use_item_location=True,
             )
         )
+
+
+@pytest.fixture(scope="session")
+def postgres_server():
+    """A real PostgreSQL server for this test session (one per xdist worker).
+
+    Skipped, with the reason, only where no PostgreSQL server binaries exist; a
+    server that exists but fails to start is a failure.
+    """
+    from privet.testing.postgres import TemporaryPostgres, find_postgres_bin
+
+    if find_postgres_bin() is None:
+        pytest.skip("no PostgreSQL server binaries (initdb, pg_ctl): install postgresql")
+    pytest.importorskip("psycopg", reason="needs psycopg 3: pip install -e '.[test]'")
+    server = TemporaryPostgres().start()
+    yield server
+    server.close()

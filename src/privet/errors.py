@@ -49,6 +49,14 @@ class LedgerBusyError(PrivetError, TimeoutError):
     """
 
 
+class LedgerUnavailableError(PrivetError, ConnectionError):
+    """The ledger's database server could not be reached (a PostgreSQL ledger).
+
+    The message says whether anything may have been stored: a failure before the
+    commit stored nothing; a connection lost during the commit may have stored it.
+    """
+
+
 class LedgerNotShareableError(PrivetError, TypeError):
     """An in-memory ledger cannot be shared with another process.
 

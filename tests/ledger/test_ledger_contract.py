@@ -832,3 +832,19 @@ class TestSQLiteLedger(LedgerContract):
     def make(self, budget=DEFAULT_BUDGET, *, relation="add_remove", dataset="adult"):
         path = self._dir / f"ledger{next(self._count)}.sqlite"
         return Ledger.open(path, dataset=dataset, budget=budget, relation=relation)
+
+
+@pytest.mark.postgres
+class TestPostgreSQLLedger(LedgerContract):
+    """The same contract on a real PostgreSQL server; each ledger in its own schema."""
+
+    _count = itertools.count()  # one schema per ledger, across the whole session
+
+    @pytest.fixture(autouse=True)
+    def _server(self, postgres_server):
+        self._pg = postgres_server
+
+    def make(self, budget=DEFAULT_BUDGET, *, relation="add_remove", dataset="adult"):
+        url = self._pg.url("contract", search_path=f"t{os.getpid()}_{next(self._count)}")
+        return Ledger.open(url, dataset=dataset, budget=budget, relation=relation)
+

@@ -1,8 +1,9 @@
-"""Real OS processes against one SQLite ledger: no overspending, no lost charges.
+"""Real OS processes against one ledger: no overspending, no lost charges.
 
 Each worker is ``python -c`` (a fresh interpreter, as a user's second process
-would be). The files live in pytest's tmp_path on the real disk, so fsync and
-WAL behave as in production.
+would be). Every scenario runs on a SQLite file in pytest's tmp_path on the real
+disk (so fsync and WAL behave as in production) and on a real PostgreSQL server,
+each ledger in its own PostgreSQL schema.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ import subprocess
 import sys
 import textwrap
 import time
+
+import itertools
 
 import pytest
 
@@ -91,18 +94,37 @@ def _run_workers(workers, path, modes, n, tmp_path):
     return [json.loads(p.stdout.readline()) for p in workers]
 
 
-def _rows(path):
-    conn = sqlite3.connect(path)
+_SCHEMAS = itertools.count()
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def where(request, tmp_path):
+    """A fresh ledger location: a SQLite file, or a new schema on a PostgreSQL server."""
+    if request.param == "sqlite":
+        return tmp_path / "budget.sqlite"
+    server = request.getfixturevalue("postgres_server")
+    return server.url("multiprocess", search_path=f"mp{os.getpid()}_{next(_SCHEMAS)}")
+
+
+def _rows(where, sql="SELECT id, scope_id, record FROM charges"):
+    if isinstance(where, str) and where.startswith("postgresql://"):
+        import psycopg
+
+        schema = where.rsplit("%3D", 1)[1]
+        with psycopg.connect(where.split("?")[0]) as conn:
+            conn.execute(f"SET search_path TO {schema}")
+            return [tuple(r) for r in conn.execute(sql).fetchall()]
+    conn = sqlite3.connect(where)
     try:
-        rows = conn.execute("SELECT id, scope_id, record FROM charges").fetchall()
+        rows = conn.execute(sql).fetchall()
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     finally:
         conn.close()
     return rows
 
 
-def test_eight_processes_never_overspend(workers, tmp_path):
-    path = tmp_path / "budget.sqlite"
+def test_eight_processes_never_overspend(workers, where, tmp_path):
+    path = where
     Ledger.open(path, dataset="adult", budget=Guarantee(1.0)).close()
     results = _run_workers(workers, path, ["plain"] * 8, 200, tmp_path)
 
@@ -116,8 +138,8 @@ def test_eight_processes_never_overspend(workers, tmp_path):
     assert math.fsum(json.loads(r[2])["entry"]["epsilon"] for r in rows) == 1.0
 
 
-def test_processes_with_reservations_and_partitions_never_overspend(workers, tmp_path):
-    path = tmp_path / "budget.sqlite"
+def test_processes_with_reservations_and_partitions_never_overspend(workers, where, tmp_path):
+    path = where
     led = Ledger.open(path, dataset="adult", budget=Guarantee(1.0))
     a, b = led.root.partition(["a", "b"])
     results = _run_workers(workers, path, ["plain", "reserve"] * 4, 200, tmp_path)
@@ -152,8 +174,8 @@ CRASHER = textwrap.dedent(
 )
 
 
-def test_killed_process_loses_no_committed_charge(tmp_path):
-    path = tmp_path / "budget.sqlite"
+def test_killed_process_loses_no_committed_charge(where):
+    path = where
     Ledger.open(path, dataset="adult", budget=Guarantee(1.0)).close()
     proc = subprocess.Popen(
         [sys.executable, "-c", CRASHER, str(path)], stdout=subprocess.PIPE, text=True
@@ -179,9 +201,7 @@ def test_killed_process_loses_no_committed_charge(tmp_path):
     assert led.reserved() == Guarantee(0.5)  # still open: only a writer closes it
     led.root.charge(2.0**-14, mechanism="after")  # the next writer closes it (stale pid)
     assert led.reserved() == Guarantee(0.0)
-    conn = sqlite3.connect(path)
-    assert conn.execute("SELECT status FROM reservations").fetchall() == [("closed",)]
-    conn.close()
+    assert _rows(path, "SELECT status FROM reservations") == [("closed",)]
     # charged means released: the dead process's charges stay
     assert led.spent().epsilon == pytest.approx((len(stored) + 1) * 2.0**-14)
     assert led.remaining().epsilon == pytest.approx(1.0 - (len(stored) + 1) * 2.0**-14)

@@ -17,6 +17,7 @@ from privet.ledger.composition import (
     gdp_to_epsilon,
     zcdp_to_epsilon,
 )
+from privet.ledger.copying import CopiedDataset, copy_ledger
 from privet.ledger.entries import (
     ZCDP,
     ApproxDP,
@@ -37,6 +38,7 @@ from privet.ledger.records import ChargeRecord
 from privet.ledger.relation import ADD_REMOVE, REPLACE_ONE, NeighbouringRelation
 from privet.ledger.reservation import Reservation
 from privet.ledger.scope import Scope
+from privet.ledger.store import list_datasets
 
 __all__ = [
     "ADD_REMOVE",
@@ -47,6 +49,7 @@ __all__ = [
     "BudgetExceededError",
     "ChargeRecord",
     "Claim",
+    "CopiedDataset",
     "Cost",
     "Entry",
     "Exponential",
@@ -66,7 +69,9 @@ __all__ = [
     "UnsupportedEntryError",
     "amplify",
     "best_guarantee",
+    "copy_ledger",
     "gdp_to_epsilon",
+    "list_datasets",
     "register_entry",
     "zcdp_to_epsilon",
 ]

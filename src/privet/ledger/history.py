@@ -111,7 +111,12 @@ class History(ScopeTree):
             except BaseException:
                 if self._dirty:
                     self._dirty = False
-                    self._reload()
+                    try:
+                        self._reload()
+                    except PrivetError:
+                        # the store is unreachable (a database server down): forget the
+                        # model, so that the next read rebuilds it from the store
+                        self._seq, self._head, self._schema = -1, "", None
                 raise
 
     def _append(self, kind: str, payload: dict[str, Any]) -> chain.Event:

@@ -55,7 +55,7 @@ from privet.ledger.records import (
 from privet.ledger.relation import NeighbouringRelation
 from privet.ledger.reservation import Reservation
 from privet.ledger.scope import Scope
-from privet.ledger.store import MemoryStore
+from privet.ledger.store import MemoryStore, open_store
 from privet.ledger.tree import ABANDON_MARK, ReservationState
 
 
@@ -111,7 +111,11 @@ class Ledger(History):
         timeout: float = 60.0,
         schema: Any = None,
     ) -> Ledger:
-        """A durable ledger in a SQLite file, shared by every process that opens it.
+        """A durable ledger in a SQLite file or a PostgreSQL database, shared by all who open it.
+
+        ``path`` is a file path (SQLite: the processes of one host) or a
+        ``postgresql://USER@HOST/DB`` URL (PostgreSQL: processes on many hosts; see
+        :mod:`privet.ledger.postgres_store`). Both keep the same ledger.
 
         The first open of ``dataset`` in the file needs ``budget`` (and fixes
         ``relation``, default add/remove); later opens may omit them, and must
@@ -122,13 +126,11 @@ class Ledger(History):
         :class:`~privet.errors.LedgerBusyError`. ``schema`` (a
         :class:`privet.data.Schema`) is checked with :meth:`check_schema`.
         """
-        from privet.ledger.sqlite_store import SQLiteStore
-
         name = dataset_name(dataset)
         if budget is not None:
             budget = check_budget(budget)
         rel = None if relation is None else NeighbouringRelation.parse(relation)
-        store = SQLiteStore.connect(path, name, timeout)
+        store = open_store(path, name, timeout)
         led = cls.__new__(cls)
         led._attach(store)
         try:
@@ -174,8 +176,8 @@ class Ledger(History):
 
     @property
     def path(self) -> str | None:
-        """The ledger file's path (None for an in-memory ledger)."""
-        return getattr(self._store, "path", None)
+        """The ledger file's path or database URL (None for an in-memory ledger)."""
+        return getattr(self._store, "path", None) or getattr(self._store, "url", None)
 
     def close(self) -> None:
         """Close the ledger file (nothing to do in memory)."""
@@ -422,7 +424,8 @@ class Ledger(History):
 
     def __repr__(self) -> str:
         if self.path is not None:
-            return f"SQLiteLedger({self.path!r}, dataset={self.dataset!r}, budget={self.budget})"
+            kind = "PostgresLedger" if hasattr(self._store, "url") else "SQLiteLedger"
+            return f"{kind}({self._store.describe()}, dataset={self.dataset!r}, budget={self.budget})"
         return (
             f"{type(self).__name__}(dataset={self.dataset!r}, budget={self.budget}, "
             f"relation={self.relation.value!r}, spent={self.spent()})"
