@@ -8,6 +8,7 @@ each ledger in its own PostgreSQL schema.
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import os
@@ -17,8 +18,6 @@ import subprocess
 import sys
 import textwrap
 import time
-
-import itertools
 
 import pytest
 
