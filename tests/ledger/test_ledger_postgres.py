@@ -1,0 +1,164 @@
+"""What only a PostgreSQL ledger has: a server that can go away, other clients'
+locks, rows edited through SQL, URLs with passwords, copies between stores, and
+worker processes of scikit-learn reaching the same budget over the network.
+
+The ledger semantics themselves are the contract suite (test_ledger_contract.py)
+and the multiprocess tests, which run on both stores.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import threading
+import time
+
+import pytest
+
+from privet.errors import (
+    InvalidParameterError,
+    LedgerBusyError,
+    LedgerCorruptError,
+    LedgerUnavailableError,
+)
+from privet.ledger import Guarantee, Ledger, copy_ledger, list_datasets
+
+pytestmark = pytest.mark.postgres
+psycopg = pytest.importorskip("psycopg")
+
+_SCHEMAS = itertools.count()
+
+
+@pytest.fixture
+def url(postgres_server):
+    return postgres_server.url("faults", search_path=f"pg{os.getpid()}_{next(_SCHEMAS)}")
+
+
+def _sql(url, statement, params=()):
+    schema = url.rsplit("%3D", 1)[1]
+    with psycopg.connect(url.split("?")[0], autocommit=True) as conn:
+        conn.execute(f"SET search_path TO {schema}")
+        cur = conn.execute(statement, params)
+        return cur.fetchall() if cur.description else None
+
+
+def test_a_refused_charge_and_a_busy_lock_store_nothing(url):
+    led = Ledger.open(url, "adult", budget=1.0, timeout=0.3)
+    led.root.charge(0.5, mechanism="laplace")
+    # another client holds the dataset's write lock (as a slow writer would)
+    key = f"privet/{url.rsplit('%3D', 1)[1]}/adult"
+    with psycopg.connect(url.split("?")[0]) as other:
+        other.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (key,))
+        t0 = time.monotonic()
+        with pytest.raises(LedgerBusyError, match="nothing was charged"):
+            led.root.charge(0.1, mechanism="laplace")
+        assert time.monotonic() - t0 < 5
+    with pytest.raises(Exception, match="over its budget"):
+        led.root.charge(0.6, mechanism="laplace")
+    assert _sql(url, "SELECT count(*) FROM charges") == [(1,)]
+    assert led.spent() == Guarantee(0.5)
+    assert led.verify() == 2  # the dataset and the one charge: refusals wrote no event
+
+
+def test_rows_edited_through_sql_are_detected(url):
+    led = Ledger.open(url, "adult", budget=1.0)
+    led.root.charge(0.5, mechanism="laplace")
+    _sql(url, "UPDATE charges SET record = replace(record, '0.5', '0.05')")
+    with pytest.raises(LedgerCorruptError, match="damaged|edited"):
+        Ledger.open(url, "adult")
+    with pytest.raises(LedgerCorruptError):
+        led.verify()
+
+
+def test_a_raised_budget_is_detected(url):
+    Ledger.open(url, "adult", budget=1.0).root.charge(0.5, mechanism="laplace")
+    _sql(url, "UPDATE datasets SET budget_epsilon = '100'")
+    with pytest.raises(LedgerCorruptError):
+        Ledger.open(url, "adult")
+
+
+def test_an_unreachable_server_is_one_clear_error_without_the_password(postgres_server):
+    bad = f"postgresql://alice:s3cret@127.0.0.1:{postgres_server.port + 1}/x"
+    t0 = time.monotonic()
+    with pytest.raises(LedgerUnavailableError, match="Cannot reach") as err:
+        Ledger.open(bad, "adult", budget=1.0, timeout=2)
+    assert "s3cret" not in str(err.value) and "alice:***@" in str(err.value)
+    assert time.monotonic() - t0 < 15
+    with pytest.raises(InvalidParameterError, match="not a valid PostgreSQL URL"):
+        Ledger.open("postgresql://x@h/db?nonsense_option=1", "adult", budget=1.0)
+
+
+def test_the_server_restarting_mid_charging_loses_and_doubles_nothing(postgres_server):
+    url = postgres_server.url("restart", search_path=f"rs{os.getpid()}")
+    led = Ledger.open(url, "adult", budget=1000.0, timeout=5)
+    returned, failed, ambiguous = [], [], []
+    stop = threading.Event()
+
+    def charge_forever():
+        while not stop.is_set():
+            try:
+                returned.append(led.root.charge(0.001, mechanism="laplace").id)
+            except LedgerUnavailableError as exc:
+                (ambiguous if "may or may not" in str(exc) else failed).append(str(exc))
+                time.sleep(0.05)
+
+    worker = threading.Thread(target=charge_forever)
+    worker.start()
+    try:
+        time.sleep(1.0)
+        before = len(returned)
+        postgres_server.restart(down_for=2.0, mode="fast")
+        time.sleep(2.0)
+        after_restart = len(returned)
+    finally:
+        stop.set()
+        worker.join(timeout=60)
+    assert before > 0 and after_restart > before  # it charged before and after
+    assert failed, "the server was down for 2 s: some charge must have failed clearly"
+    assert all("Lost the ledger database" in m for m in failed + ambiguous)
+    stored = {r[0] for r in _sql(url, "SELECT id FROM charges")}
+    assert set(returned) <= stored  # no returned charge lost
+    assert len(stored) <= len(returned) + len(ambiguous)  # none stored twice
+    fresh = Ledger.open(url, "adult")
+    fresh.verify()
+    assert fresh.spent().epsilon == pytest.approx(0.001 * len(stored))
+    assert led.spent() == fresh.spent()  # the first handle caught up after the outage
+
+
+def test_copy_between_sqlite_and_postgres_keeps_the_hash_chain(url, tmp_path):
+    src = tmp_path / "budget.sqlite"
+    for name in ("adult", "heart"):
+        led = Ledger.open(src, name, budget=Guarantee(2.0, 1e-6))
+        a, b = led.root.partition(["a", "b"])
+        with led.reserve(Guarantee(0.5), caller="fit"):
+            a.charge(0.25, mechanism="laplace")
+        b.charge(Guarantee(0.1, 1e-8), mechanism="gaussian")
+        led.check_schema("f" * 64)
+        led.close()
+    copied = copy_ledger(src, url)
+    assert [c.dataset for c in copied] == ["adult", "heart"]
+    assert [d["name"] for d in list_datasets(url)] == ["adult", "heart"]
+    for name in ("adult", "heart"):
+        orig, copy = Ledger.open(src, name), Ledger.open(url, name)
+        assert copy.spent() == orig.spent() and copy.reserved() == orig.reserved()
+        assert copy.to_json() == orig.to_json()
+        copy.root.charge(0.01, mechanism="after the copy")  # the copy's ids go on
+    back = tmp_path / "back.sqlite"
+    copy_ledger(url, back, dataset="adult")
+    assert Ledger.open(back, "adult").spent() == Ledger.open(url, "adult").spent()
+    with pytest.raises(InvalidParameterError, match="already holds dataset 'adult'"):
+        copy_ledger(src, url, dataset="adult")
+
+
+def test_worker_processes_of_scikit_learn_charge_the_database(url):
+    from sklearn.model_selection import cross_val_score
+
+    from privet.data import load_dataset
+    from privet.learners import DPID3Classifier
+
+    data = load_dataset("car")
+    led = Ledger.open(url, "car", budget=10.0)
+    model = DPID3Classifier(epsilon=0.25, max_depth=2, schema=data.schema, ledger=led)
+    cross_val_score(model, data.X.iloc[:600], data.y.iloc[:600], cv=3, n_jobs=2)
+    assert led.spent().epsilon == pytest.approx(0.75)
+    assert len({c.reservation for c in led.charges}) == 3
