@@ -95,3 +95,11 @@ def __getattr__(name: str) -> Any:
 
 class MPCError(PrivetError, RuntimeError):
     """A multiparty computation failed (a party died, timed out, ...)."""
+
+
+class AuditError(PrivetError, RuntimeError):
+    """An audit could not finish its trainings (e.g. a cluster worker died repeatedly).
+
+    No bound is reported: an audit never reports a bound computed from fewer
+    trainings than it says.
+    """

@@ -64,7 +64,7 @@ def test_rows_edited_through_sql_are_detected(url):
     led = Ledger.open(url, "adult", budget=1.0)
     led.root.charge(0.5, mechanism="laplace")
     _sql(url, "UPDATE charges SET record = replace(record, '0.5', '0.05')")
-    with pytest.raises(LedgerCorruptError, match="damaged|edited"):
+    with pytest.raises(LedgerCorruptError, match=r"damaged|edited"):
         Ledger.open(url, "adult")
     with pytest.raises(LedgerCorruptError):
         led.verify()

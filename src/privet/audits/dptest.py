@@ -44,6 +44,7 @@ from typing import Any
 import numpy as np
 
 from privet.audits.bounds import check_confidence, check_delta, plan_trials
+from privet.audits.cluster import resolve_backend
 from privet.audits.estimate import (
     EventsSpec,
     Family,
@@ -95,6 +96,7 @@ def dp_test(
     statistic: Callable[[Any], Any] | None = None,
     n_jobs: int | None = None,
     backend: Any = None,
+    scheduler: Any = None,
     batch_size: int | None = None,
     selection_fraction: float = 0.5,
     target_epsilon: float | None = None,
@@ -143,6 +145,10 @@ def dp_test(
     backend : str or joblib backend, optional
         joblib backend (``"loky"``, ``"threading"``, ``"dask"``...); None uses
         the active ``joblib.parallel_config`` (loky by default).
+    scheduler : str, distributed.Client or cluster, optional
+        Run the trainings on this Dask cluster (``"tcp://HOST:8786"``) through
+        joblib's Dask backend; seeded runs give the same numbers as in one
+        process (see :mod:`privet.audits.cluster`). Not with ``backend``.
     batch_size : int, optional
         Runs per task; default cuts each phase into about 32 tasks per input
         (at most 250,000 runs for vectorised mechanisms, 64 otherwise), whatever
@@ -191,6 +197,7 @@ def dp_test(
                          confidence=0.95, n_jobs=2)
         print(result)
     """
+    backend = resolve_backend(backend, scheduler)
     start = time.perf_counter()
     epsilon = check_epsilon(epsilon, "epsilon")
     delta = check_delta(delta)

@@ -22,9 +22,10 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from joblib import Parallel, delayed
+from joblib import Parallel, delayed, parallel_config
 from numpy.typing import NDArray
 
+from privet.audits.cluster import dask_client, is_scheduler, translate_cluster_errors
 from privet.audits.events import Event, as_statistic_array
 from privet.errors import InvalidParameterError
 
@@ -81,13 +82,23 @@ def parallel(
 
     ``backend=None`` (and ``n_jobs=None``) defer to the active
     ``joblib.parallel_config``; a name (``"loky"``, ``"threading"``,
-    ``"dask"``...) or a joblib backend instance selects one for this call.
+    ``"dask"``...) or a joblib backend instance selects one for this call; a
+    Dask scheduler (``"tcp://HOST:8786"``, a ``distributed.Client`` or a
+    cluster object) runs the calls on that cluster (:mod:`privet.audits.cluster`).
     """
     n_jobs = check_n_jobs(n_jobs)
+    if is_scheduler(backend):
+        client = dask_client(backend)
+        with parallel_config(backend="dask", client=client):
+            pool = Parallel(
+                n_jobs=-1 if n_jobs is None else n_jobs, verbose=verbose, return_as=return_as
+            )
+        return translate_cluster_errors(pool)  # type: ignore[return-value]
     if backend is not None and not isinstance(backend, str) and not hasattr(backend, "configure"):
         raise InvalidParameterError(
             "The 'backend' parameter must be None, a joblib backend name ('loky', "
-            f"'threading', 'dask', ...) or a joblib backend instance; got {backend!r}."
+            "'threading', 'dask', ...), a joblib backend instance or a Dask scheduler "
+            f"address ('tcp://HOST:8786'); got {backend!r}."
         )
     try:
         return Parallel(n_jobs=n_jobs, backend=backend, verbose=verbose, return_as=return_as)

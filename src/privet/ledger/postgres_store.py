@@ -34,6 +34,7 @@ the tables under an advisory lock, so concurrent first opens are safe.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import re
 import threading
@@ -138,6 +139,11 @@ def _psycopg() -> Any:
         ) from None
     return psycopg
 
+
+# The pool logs each failed reconnection attempt; without a handler of the user's
+# own, Python would print them all to stderr while a server restarts. The errors
+# that matter reach the caller as LedgerUnavailableError.
+logging.getLogger("psycopg.pool").addHandler(logging.NullHandler())
 
 # One pool per process and server: a pool does not survive fork(), so the pid is
 # part of the key.

@@ -3,9 +3,10 @@
 :class:`TemporaryPostgres` runs ``initdb`` and ``pg_ctl`` from an installed
 PostgreSQL (``/usr/lib/postgresql/<version>/bin`` on Debian, or ``PG_BIN``) to
 start a real server on a free local TCP port, with its data folder in a
-temporary directory (on ``/dev/shm`` when there is one, so that a test suite is
-not slowed by disk syncs; the server still runs with ``fsync`` and synchronous
-commits on). It can be stopped, killed and restarted on the same port and data,
+temporary directory (by default on ``/dev/shm`` when there is one, so that a
+test suite is not slowed by disk syncs; ``ram_disk=False`` puts it on the disk,
+as a benchmark should; the server runs with ``fsync`` and synchronous commits on
+either way). It can be stopped, killed and restarted on the same port and data,
 which is how the fault tests take the budget server away in the middle of
 charging. Nothing here mocks PostgreSQL: it is the server a team would run.
 
@@ -60,7 +61,13 @@ def _free_port() -> int:
 class TemporaryPostgres:
     """A PostgreSQL server in a temporary folder, on a free port (see module docstring)."""
 
-    def __init__(self, *, bin_dir: str | None = None, settings: dict[str, str] | None = None):
+    def __init__(
+        self,
+        *,
+        bin_dir: str | None = None,
+        settings: dict[str, str] | None = None,
+        ram_disk: bool = True,
+    ):
         bin_dir = bin_dir or find_postgres_bin()
         if bin_dir is None:
             raise DataNotFoundError(
@@ -69,7 +76,7 @@ class TemporaryPostgres:
             )
         self.bin_dir = bin_dir
         self.port = _free_port()
-        base = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
+        base = "/dev/shm" if ram_disk and os.access("/dev/shm", os.W_OK) else None
         self.root = Path(tempfile.mkdtemp(prefix="privet-pg-", dir=base))
         self.data = self.root / "data"
         self.log = self.root / "server.log"

@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from privet.audits.bounds import check_confidence, check_real
+from privet.audits.cluster import resolve_backend
 from privet.audits.estimate import check_positive_int
 from privet.audits.formatting import finite, format_epsilon
 from privet.audits.learners.pairs import LearnerPair, lone_leaf_pair, near_tie_pair, xy_schema
@@ -291,6 +292,7 @@ def audit_learner(
     mia_rows: int | None = 600,
     n_jobs: int | None = None,
     backend: Any = None,
+    scheduler: Any = None,
     random_state: int | None = 0,
     progress: Callable[[str, int, int], None] | None = None,
 ) -> LearnerAudit:
@@ -328,6 +330,10 @@ def audit_learner(
         ``joblib.parallel_config``) of every many-trainings step, and the
         seed of the auditor's choices and of the learners' ``random_state``
         (see :func:`learner_dp_test`).
+    scheduler : str, distributed.Client or cluster, optional
+        Run the trainings on this Dask cluster (``"tcp://HOST:8786"``) through
+        joblib's Dask backend; seeded runs give the same numbers as in one
+        process (see :mod:`privet.audits.cluster`). Not with ``backend``.
     progress : callable, optional
         ``progress(stage, done, total)`` during the trainings of each stage.
 
@@ -335,6 +341,7 @@ def audit_learner(
     -------
     LearnerAudit
     """
+    backend = resolve_backend(backend, scheduler)
     t0 = time.perf_counter()
     spec = resolve_learner(learner)
     confidence = check_confidence(confidence)

@@ -27,6 +27,7 @@ from joblib import delayed
 from numpy.typing import NDArray
 
 from privet.audits.bounds import check_confidence, check_real
+from privet.audits.cluster import resolve_backend
 from privet.audits.dptest import DPTestResult, estimate_epsilon_lower_bound
 from privet.audits.estimate import check_epsilon, check_positive_int, check_split
 from privet.audits.learners.pairs import LearnerPair, frame_from_codes, xy_schema
@@ -173,6 +174,7 @@ def learner_dp_test(
     selection_fraction: float = 0.5,
     n_jobs: int | None = None,
     backend: Any = None,
+    scheduler: Any = None,
     batch_size: int | None = None,
     random_state: int | None = 0,
     progress: Progress | None = None,
@@ -205,6 +207,10 @@ def learner_dp_test(
     n_jobs, backend, batch_size
         joblib workers, joblib backend (None: the active
         ``joblib.parallel_config``) and trainings per task.
+    scheduler : str, distributed.Client or cluster, optional
+        Run the trainings on this Dask cluster (``"tcp://HOST:8786"``) through
+        joblib's Dask backend; seeded runs give the same numbers as in one
+        process (see :mod:`privet.audits.cluster`). Not with ``backend``.
     random_state : int, optional
         Seed of the selection/estimation split and of the learners' own
         ``random_state`` (one seed per training: bootstrap samples, random
@@ -221,6 +227,7 @@ def learner_dp_test(
     -------
     LearnerDPTest
     """
+    backend = resolve_backend(backend, scheduler)
     spec = resolve_learner(learner)
     confidence = check_confidence(confidence)
     if output not in ("labels", "proba"):

@@ -34,6 +34,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from privet.audits.bounds import check_confidence, check_delta
+from privet.audits.cluster import resolve_backend
 from privet.audits.metrics import OperatingPoint, check_fpr_targets, mia_metrics, roc_curve
 from privet.audits.mia.attacks import (
     ATTACKS,
@@ -206,6 +207,7 @@ def membership_inference(
     keep_signals: bool = True,
     n_jobs: int | None = None,
     backend: Any = None,
+    scheduler: Any = None,
     verbose: int = 0,
     random_state: int | np.random.Generator | None = None,
 ) -> MIAResult:
@@ -269,6 +271,10 @@ def membership_inference(
     backend : str or joblib backend, optional
         joblib backend; None uses the active ``joblib.parallel_config``
         (``joblib.parallel_config(backend="dask")`` etc. for a cluster).
+    scheduler : str, distributed.Client or cluster, optional
+        Run the trainings on this Dask cluster (``"tcp://HOST:8786"``) through
+        joblib's Dask backend; seeded runs give the same numbers as in one
+        process (see :mod:`privet.audits.cluster`). Not with ``backend``.
     verbose : int, default=0
         joblib verbosity.
     random_state : int, Generator or None
@@ -293,6 +299,7 @@ def membership_inference(
     >>> res["lira_online"].auc.interval[0] > 0.5
     True
     """
+    backend = resolve_backend(backend, scheduler)
     t0 = time.perf_counter()
     confidence = check_confidence(confidence)
     random_state = check_seed(random_state)
