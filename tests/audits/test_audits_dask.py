@@ -16,8 +16,10 @@ import sys
 import threading
 import time
 
+import _seeded_learner
 import numpy as np
 import pytest
+from _seeded_learner import COIN
 
 from privet.audits import dp_test, learner_dp_test
 from privet.errors import InvalidParameterError, LedgerNotShareableError
@@ -27,8 +29,9 @@ distributed = pytest.importorskip("distributed")
 cloudpickle = pytest.importorskip("cloudpickle")
 pytestmark = pytest.mark.dask
 
-# The workers cannot import this test module: send its functions by value.
+# The workers cannot import the test modules: send their functions by value.
 cloudpickle.register_pickle_by_value(sys.modules[__name__])
+cloudpickle.register_pickle_by_value(_seeded_learner)
 
 
 @pytest.fixture(scope="module")
@@ -76,34 +79,13 @@ def test_the_trainings_ran_on_the_workers(cluster):
     assert os.getpid() not in worker_pids and len(worker_pids) == 2
 
 
-class SeededCoin:
-    """A learner whose only randomness is its random_state (privet's DP learners draw
-    their noise from OpenDP's CSPRNG, which no seed reaches)."""
-
-    def __init__(self, *, random_state=None):
-        self.random_state = random_state
-
-    def fit(self, X, y):
-        rng = np.random.default_rng(self.random_state)
-        self.classes_ = np.unique(np.asarray(y))
-        self.label_ = self.classes_[rng.integers(len(self.classes_))]
-        return self
-
-    def predict(self, X):
-        return np.full(len(X), self.label_)
-
-
-def build_coin(*, epsilon, max_depth, schema, ledger, random_state=None):
-    return SeededCoin(random_state=random_state)
-
-
 def test_learner_tests_on_the_cluster(cluster):
-    from privet.audits import LEARNERS, LearnerSpec, near_tie_pair
+    from privet.audits import LEARNERS, near_tie_pair
     from privet.data import load_dataset
 
     pair = near_tie_pair(load_dataset("car").schema)
     kw = dict(epsilon=1.0, trials=40, confidence=0.9, curve=False, random_state=5)
-    coin = LearnerSpec(name="coin", title="seeded coin", build=build_coin)
+    coin = COIN
     one = learner_dp_test(coin, pair, n_jobs=1, **kw).result
     other = learner_dp_test(coin, pair, scheduler=cluster.scheduler_address, **kw).result
     assert (other.k_d0, other.k_d1, other.event) == (one.k_d0, one.k_d1, one.event)

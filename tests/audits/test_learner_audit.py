@@ -16,6 +16,7 @@ import math
 
 import numpy as np
 import pytest
+from _seeded_learner import COIN
 
 from privet.audits.learner_audit import (
     LEARNERS,
@@ -316,29 +317,6 @@ def test_builders_pass_only_the_arguments_a_class_takes(car):
     assert isinstance(model, ID3Classifier) and model.max_depth == 2
     seeded = get_learner("dpid3").make(epsilon=1.0, max_depth=2, schema=car.schema, random_state=7)
     assert seeded.random_state == 7 and seeded.epsilon == 1.0
-
-
-class _SeededCoin:
-    """A toy learner whose only randomness is its random_state: predicts one random class."""
-
-    def __init__(self, *, random_state=None):
-        self.random_state = random_state
-
-    def fit(self, X, y):
-        rng = np.random.default_rng(self.random_state)
-        self.classes_ = np.unique(np.asarray(y))
-        self.label_ = self.classes_[rng.integers(len(self.classes_))]
-        return self
-
-    def predict(self, X):
-        return np.full(len(X), self.label_)
-
-
-def _build_coin(*, epsilon, max_depth, schema, ledger, random_state=None):
-    return _SeededCoin(random_state=random_state)
-
-
-COIN = LearnerSpec(name="coin", title="seeded coin", build=_build_coin)
 
 
 def test_seeded_learner_tests_give_the_same_numbers_on_every_backend(tie):

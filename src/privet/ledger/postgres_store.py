@@ -289,19 +289,6 @@ class PostgresStore(SQLStore):
                 self._conn = None
                 self._committing = False
 
-    @contextlib.contextmanager
-    def _driver_errors(self) -> Iterator[None]:
-        """Turn the driver's exceptions (only those) into privet errors."""
-        try:
-            yield
-        except PrivetError:
-            raise
-        except Exception as exc:
-            translated = self._driver_error(exc)
-            if translated is None:
-                raise
-            raise translated from None
-
     def transaction(self) -> contextlib.AbstractContextManager[None]:
         lock_ms = max(1, round(self.timeout * 1000))
 

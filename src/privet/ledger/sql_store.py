@@ -63,22 +63,31 @@ class SQLStore(Store):
         """The privet error for a database driver's exception (None: not the driver's)."""
 
     @contextlib.contextmanager
-    def _errors(self) -> Iterator[None]:
-        """Turn the driver's and the decoders' exceptions into privet errors."""
+    def _driver_errors(self) -> Iterator[None]:
+        """Turn the database driver's exceptions (only those) into privet errors."""
         try:
             yield
         except PrivetError:
             raise
         except Exception as exc:
             translated = self._driver_error(exc)
-            if translated is not None:
-                raise translated from None
-            if isinstance(exc, ValueError | TypeError | KeyError | IndexError | OverflowError):
-                raise LedgerCorruptError(
-                    f"{self.where_start} holds a malformed value ({type(exc).__name__}: {exc}); it "
-                    "is damaged or was edited. Restore it from a backup."
-                ) from None
+            if translated is None:
+                raise
+            raise translated from None
+
+    @contextlib.contextmanager
+    def _errors(self) -> Iterator[None]:
+        """The driver's exceptions, and values the decoders cannot read, as privet errors."""
+        try:
+            with self._driver_errors():
+                yield
+        except PrivetError:
             raise
+        except (ValueError, TypeError, KeyError, IndexError, OverflowError) as exc:
+            raise LedgerCorruptError(
+                f"{self.where_start} holds a malformed value ({type(exc).__name__}: {exc}); it "
+                "is damaged or was edited. Restore it from a backup."
+            ) from None
 
     # ------------------------------------------------------------- reading
     def events_after(self, seq: int) -> list[Event]:
