@@ -290,24 +290,28 @@ class PostgresStore(SQLStore):
                 self._committing = False
 
     def transaction(self) -> contextlib.AbstractContextManager[None]:
-        lock_ms = max(1, round(self.timeout * 1000))
+        lock_ms = str(max(1, round(self.timeout * 1000)))
 
         def begin(conn: Any) -> None:
-            self._set_schema(conn)
-            conn.execute(f"SET LOCAL lock_timeout = {lock_ms}")
+            # One round trip: the schema and the lock timeout are set (in the subquery,
+            # evaluated first) before the dataset's write lock is waited for.
             conn.execute(
-                "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
-                (f"privet/{self.schema}/{self.dataset}",),
+                "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0)) FROM (SELECT "
+                "set_config('search_path', quote_ident(%s), true), "
+                "set_config('lock_timeout', %s, true)) AS settings",
+                (f"privet/{self.schema}/{self.dataset}", self.schema, lock_ms),
             )
 
         return self._session(begin)
 
     def snapshot(self) -> contextlib.AbstractContextManager[None]:
-        def begin(conn: Any) -> None:
-            conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-            self._set_schema(conn)
+        from psycopg import sql
 
-        return self._session(begin)
+        begin_sql = sql.SQL(
+            "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY; "
+            "SET LOCAL search_path TO {}"
+        ).format(sql.Identifier(self.schema))
+        return self._session(lambda conn: conn.execute(begin_sql))
 
     def _set_schema(self, conn: Any) -> None:
         from psycopg import sql
