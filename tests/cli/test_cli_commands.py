@@ -121,3 +121,30 @@ def test_schema_check_errors_are_one_line_with_exit_4(privet):
     assert noschema.code == 4 and "privet schema infer" in noschema.err
     debug = privet("--debug", "schema", "check", "nope.csv", "car")
     assert "Traceback" in debug.err and debug.code == 4
+
+
+def test_audit_commands_report_json_on_stdout(privet):
+    listing = privet("audit", "list", "--json")
+    assert listing.code == 0
+    names = listing.json()
+    assert any(n["short_name"] == "dpid3" for n in names["names"])
+    assert any(m["name"] == "laplace_half_scale" for m in names["mechanisms"])
+    res = privet(
+        "audit", "dp", "--mechanism", "laplace_half_scale", "--trials", "3000",
+        "--out", "zoo", "--json",
+    )  # fmt: skip
+    assert res.code == 0, res.err
+    (entry,) = res.json()["zoo"]
+    assert entry["broken_verdict"] == "FAIL"  # the tables went to stderr, the JSON to stdout
+    assert "Bug zoo" in res.err
+
+
+def test_ledger_verify_json(privet):
+    from privet.ledger import Guarantee, Ledger
+
+    path = privet.dir / "l.sqlite"
+    led = Ledger.open(str(path), dataset="car", budget=Guarantee(1.0))
+    led.root.charge(Guarantee(0.25), mechanism="test", caller="test")
+    led.close()
+    res = privet("ledger", "verify", "l.sqlite", "--json")
+    assert res.code == 0 and res.json() == [{"dataset": "car", "ok": True, "events": 2}]

@@ -21,7 +21,7 @@ from privet.cli._output import DataInvalid
 from privet.data import Categorical, Numeric, Schema, list_datasets, load_schema
 from privet.errors import SchemaError
 
-__all__ = ["Violation", "read_csv", "read_schema", "typed", "violations"]
+__all__ = ["Violation", "read_csv", "read_schema", "require_valid", "typed", "violations"]
 
 
 def read_csv(path: str) -> pd.DataFrame:
@@ -181,3 +181,20 @@ def _int_text(v: str) -> str:
     except ValueError:
         return v
     return str(int(f)) if f.is_integer() else v
+
+
+def require_valid(
+    frame: pd.DataFrame, schema: Schema, *, data: str, schema_ref: str, target: str = "required"
+) -> None:
+    """Refuse (exit 4) data with any violation, naming the first and the command listing all."""
+    found = violations(frame, schema, target=target)
+    if not found:
+        return
+    first = found[0]
+    where = "" if first.row is None else f"row {first.row}, "
+    flag = "" if target == "required" else "--no-target "
+    raise DataInvalid(
+        f"{data} does not match {schema_ref}: {len(found)} violations, the first {where}column "
+        f"{first.column!r}: {first.problem}; list them all with `privet schema check {flag}"
+        f"{data} {schema_ref}`."
+    )

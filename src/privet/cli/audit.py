@@ -9,9 +9,12 @@ class and parameters, retrained on its data (or ``--data``) many times.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import sys
+from pathlib import Path
 from typing import Any
 
-from privet.cli._io import read_csv, typed, violations
+from privet.cli._io import read_csv, require_valid, typed
 from privet.cli._model import load_model
 from privet.cli._output import DataInvalid, console, print_json
 
@@ -53,12 +56,7 @@ def cmd_audit_model(args: argparse.Namespace) -> int:
     if not data:
         raise DataInvalid(f"{args.model} does not record its data; pass --data DATA.csv.")
     raw = read_csv(data)
-    found = violations(raw, schema)
-    if found:
-        raise DataInvalid(
-            f"{data} does not match the model's schema ({len(found)} violations); list them "
-            f"with `privet schema check {data} {args.model}/schema.json`."
-        )
+    require_valid(raw, schema, data=data, schema_ref=f"{args.model}/schema.json")
     frame = typed(raw, schema)[list(schema.columns)].reset_index(drop=True)
     ds = Dataset(
         str(meta.get("dataset") or "data"),
@@ -133,11 +131,60 @@ def cmd_audit_model(args: argparse.Namespace) -> int:
     return 0
 
 
+def _json_report(func: Any) -> Any:
+    """``--json`` for ``audit dp|mia``: the tables go to stderr, the report's JSON to stdout."""
+
+    def run(args: argparse.Namespace) -> int:
+        if not args.json:
+            return int(func(args) or 0)
+        with contextlib.redirect_stdout(sys.stderr):
+            code = int(func(args) or 0)
+        print((Path(args.out) / f"{args.name}.json").read_text(encoding="utf-8"))
+        return code
+
+    return run
+
+
+def cmd_audit_list_json(args: argparse.Namespace) -> int:
+    """``privet audit list --json``: the zoo's entries and the learners' names."""
+    from privet.audits import LEARNERS
+    from privet.audits.learners import learner_names
+    from privet.audits.zoo import ZOO
+
+    print_json(
+        {
+            "mechanisms": [
+                {
+                    "name": e.name,
+                    "claimed_epsilon": e.claimed_epsilon,
+                    "true_epsilon": e.true_epsilon,
+                    "bug": e.bug,
+                }
+                for e in ZOO.values()
+            ],
+            "learners": [
+                {"configuration": s.name, "title": s.title, "path": s.path, "slow": s.slow}
+                for s in LEARNERS.values()
+            ],
+            "names": [n._asdict() for n in learner_names()],
+        }
+    )
+    return 0
+
+
 def add_parser(sub: Any) -> None:
     from privet.audits.cli_audit import add_audit_parser
 
     audit = add_audit_parser(sub)
     asub = next(a for a in audit._actions if isinstance(a, argparse._SubParsersAction))
+    for name in ("dp", "mia"):
+        p = asub.choices[name]
+        p.add_argument("--json", action="store_true", help="print the report's JSON")
+        p.set_defaults(func=_json_report(p.get_default("func")))
+    lst = asub.choices["list"]
+    lst.add_argument("--json", action="store_true", help="print JSON")
+    plain = lst.get_default("func")
+    lst.set_defaults(func=lambda a: cmd_audit_list_json(a) if a.json else plain(a))
     m = asub.add_parser(
         "model",
         help="audit a trained model directory's learner and parameters on its data",

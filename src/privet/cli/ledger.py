@@ -104,20 +104,24 @@ def cmd_ledger_verify(args: argparse.Namespace) -> int:
 
     con = console()
     names = datasets_in(args.file)
-    if not names:
-        con.print(f"{args.file} holds no dataset budgets yet.")
-        return 0
-    bad = 0
+    results = []
     for name in names:
         try:
             with _opened(args.file, name) as led:
                 events = led.verify()
         except LedgerCorruptError as exc:
-            bad += 1
-            con.print(f"[red]FAILED[/red] dataset {name!r}: {exc}", markup=True)
+            results.append({"dataset": name, "ok": False, "error": str(exc)})
+            if not args.json:
+                con.print(f"[red]FAILED[/red] dataset {name!r}: {exc}", markup=True)
             continue
-        con.print(f"[green]OK[/green] dataset {name!r}: {events} events, hash chain intact")
-    return 1 if bad else 0
+        results.append({"dataset": name, "ok": True, "events": events})
+        if not args.json:
+            con.print(f"[green]OK[/green] dataset {name!r}: {events} events, hash chain intact")
+    if args.json:
+        print_json(results)
+    elif not names:
+        con.print(f"{args.file} holds no dataset budgets yet.")
+    return 0 if all(r["ok"] for r in results) else 1
 
 
 def cmd_ledger_export(args: argparse.Namespace) -> int:
@@ -239,6 +243,7 @@ def add_parser(sub: Any) -> None:
         "outside privet. Example: privet ledger verify budget.sqlite",
     )
     target(verify, dataset=False)
+    verify.add_argument("--json", action="store_true", help="print JSON")
     verify.set_defaults(func=cmd_ledger_verify)
 
     export = lsub.add_parser(

@@ -13,9 +13,9 @@ from typing import Any
 
 import numpy as np
 
-from privet.cli._io import read_csv, typed, violations
+from privet.cli._io import read_csv, require_valid, typed
 from privet.cli._model import load_model
-from privet.cli._output import DataInvalid, print_json
+from privet.cli._output import print_json
 
 __all__ = ["add_parser", "cmd_predict"]
 
@@ -26,15 +26,9 @@ def cmd_predict(args: argparse.Namespace) -> int:
     est, meta = load_model(args.model)
     schema = Schema.from_dict(meta["schema"])
     raw = read_csv(args.data)
-    found = violations(raw, schema, target="optional")
-    if found:
-        first = found[0]
-        where = "" if first.row is None else f"row {first.row}, "
-        raise DataInvalid(
-            f"{args.data} does not match the model's schema: {len(found)} violations, the "
-            f"first {where}column {first.column!r}: {first.problem}; list them all with "
-            f"`privet schema check --no-target {args.data} {args.model}/schema.json`."
-        )
+    require_valid(
+        raw, schema, data=args.data, schema_ref=f"{args.model}/schema.json", target="optional"
+    )
     frame = typed(raw, schema)
     labels = np.asarray(est.predict(frame[list(schema.feature_names)]))
     target = schema.target.name

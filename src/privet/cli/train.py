@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from privet.cli._io import read_csv, read_schema, typed, violations
+from privet.cli._io import read_csv, read_schema, require_valid, typed
 from privet.cli._model import check_out_dir, save_model
 from privet.cli._output import (
     DataInvalid,
@@ -194,15 +194,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     dataset = args.dataset or Path(args.data).stem
     # 1. the data is checked (locally; nothing is released or charged)
     raw = read_csv(args.data)
-    found = violations(raw, schema)
-    if found:
-        first = found[0]
-        where = "" if first.row is None else f"row {first.row}, "
-        raise DataInvalid(
-            f"{args.data} does not match {args.schema}: {len(found)} violations, the first "
-            f"{where}column {first.column!r}: {first.problem}; list them all with "
-            f"`privet schema check {args.data} {args.schema}`."
-        )
+    require_valid(raw, schema, data=args.data, schema_ref=args.schema)
     frame = typed(raw, schema)[list(schema.columns)]
     # 2. the plan, from parameters and the public schema only
     led = _open_ledger(args, dataset)
