@@ -161,7 +161,7 @@ def _say(args: argparse.Namespace, text: str) -> None:
     if args.json:
         print(text, file=sys.stderr)
     elif interactive():
-        console().print(text, soft_wrap=True)
+        console().print(text, soft_wrap=True, markup=False)
     else:
         print(text)
 
@@ -174,7 +174,10 @@ def _confirm(args: argparse.Namespace, dataset: str) -> None:
             f"Charging {args.ledger} needs confirmation; pass --yes in scripts (nothing was "
             "charged)."
         )
-    answer = input(f"Charge this call to dataset {dataset!r} in {args.ledger}? [y/N] ")
+    try:
+        answer = input(f"Charge this call to dataset {dataset!r} in {args.ledger}? [y/N] ")
+    except EOFError:
+        answer = ""
     if answer.strip().lower() not in ("y", "yes"):
         raise UsageError("Not confirmed; nothing was charged.")
 
@@ -282,7 +285,7 @@ def cmd_train(args: argparse.Namespace) -> int:
         _say(args, f"Model saved to {args.out}{shared}: " + ", ".join(Path(f).name for f in files))
         if ledger is not None:
             if interactive():
-                console().print(ledger.report(max_parts=2, max_depth=3))
+                console().print(ledger.report(max_parts=2, max_depth=2))
             else:
                 print(f"Ledger: spent {ledger.spent()}, remaining {ledger.remaining()}")
         return 0
