@@ -63,7 +63,7 @@ def site(tmp_path_factory):  # type: ignore[no-untyped-def]
 
 def test_the_site_has_every_page_of_the_nav(site):
     for page in (
-        "index.html", "getting-started/index.html", "privacy-truth/index.html",
+        "index.html", "getting-started/index.html", "cli/index.html", "privacy-truth/index.html",
         "ledger/index.html", "multi-host/index.html", "benchmarks/index.html",
         "api/ledger/index.html", "api/mechanisms/index.html", "api/learners/index.html",
         "api/audits/index.html", "api/testing/index.html",
@@ -72,6 +72,9 @@ def test_the_site_has_every_page_of_the_nav(site):
         assert (site / page).is_file(), page
     api = (site / "api" / "ledger" / "index.html").read_text(encoding="utf-8")
     assert "Ledger" in api and "reserve" in api  # mkdocstrings rendered the docstrings
+    cli = (site / "cli" / "index.html").read_text(encoding="utf-8")
+    for command in ("privet train", "privet schema check", "privet ledger history"):
+        assert f"{command}</code>" in cli, command  # the help, generated from the parser
 
 
 def test_every_page_loads_every_image_shows_and_nothing_errs_in_chromium(site, tmp_path):
