@@ -147,3 +147,13 @@ def test_secret_shared_model_saves_one_share_file_per_party_and_predicts_oblivio
     pred = privet("predict", "--model", "obl", "--data", "tennis.csv", "--json", timeout=240)
     assert pred.code == 0, pred.err
     assert set(pred.json()["predictions"]) <= {"Yes", "No"} and pred.json()["rows"] == 14
+
+
+def test_model_directory_errors_are_refused_before_training(privet):
+    (privet.dir / "busy").mkdir()
+    (privet.dir / "busy" / "notes.txt").write_text("mine")
+    res = privet(*TRAIN[:-4], "--epsilon", "0.5", "--out", "busy")
+    assert res.code == 2 and "holds other files" in res.err
+    assert not (privet.dir / "busy" / "model.json").exists()
+    nomodel = privet("predict", "--model", "busy", "--data", "car.csv")
+    assert nomodel.code == 4 and "No privet model" in nomodel.err

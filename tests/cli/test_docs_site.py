@@ -72,6 +72,11 @@ def test_the_site_has_every_page_of_the_nav(site):
         assert (site / page).is_file(), page
     api = (site / "api" / "ledger" / "index.html").read_text(encoding="utf-8")
     assert "Ledger" in api and "reserve" in api  # mkdocstrings rendered the docstrings
+    import privet.learners
+
+    learners = (site / "api" / "learners" / "index.html").read_text(encoding="utf-8")
+    for name in privet.learners.__all__:  # every learner is in the API reference
+        assert f'id="privet.learners.{name}"' in learners, name
     cli = (site / "cli" / "index.html").read_text(encoding="utf-8")
     for command in ("privet train", "privet schema check", "privet ledger history"):
         assert f"{command}</code>" in cli, command  # the help, generated from the parser
