@@ -148,3 +148,18 @@ def test_ledger_verify_json(privet):
     led.close()
     res = privet("ledger", "verify", "l.sqlite", "--json")
     assert res.code == 0 and res.json() == [{"dataset": "car", "ok": True, "events": 2}]
+
+
+def test_every_exported_learner_is_reachable_by_its_class_and_short_name():
+    from privet.cli.learners import choose_learner
+
+    for cls in privet_learners():
+        if not cls.endswith("Classifier"):
+            continue
+        for name in (cls, cls.lower(), SHORT_NAMES[cls]):
+            choice = choose_learner(name)
+            assert choice.class_name == cls and choice.options == {}, name
+            assert choice.klass().__name__ == cls
+    sound = choose_learner("oblivious_id3")  # an audit configuration fixes its options
+    assert sound.class_name == "ObliviousID3Classifier"
+    assert sound.options == {"split": "exponential"}
