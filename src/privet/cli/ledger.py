@@ -24,10 +24,15 @@ __all__ = ["add_parser", "charge_rows", "datasets_in"]
 
 
 def datasets_in(target: str) -> list[str]:
-    """The dataset names a ledger holds (the one place that lists them)."""
-    from privet.ledger.sqlite_store import list_datasets
+    """The dataset names a ledger holds (the one place that lists them).
 
-    return [d["name"] for d in list_datasets(target)]
+    Uses the store-independent ``privet.ledger.store.list_datasets`` (files and server
+    URLs) where this privet has it, else the SQLite file listing.
+    """
+    from privet.ledger import sqlite_store, store
+
+    lister = getattr(store, "list_datasets", None) or sqlite_store.list_datasets
+    return [d["name"] for d in lister(target)]
 
 
 def _chosen(args: argparse.Namespace) -> list[str]:
