@@ -64,7 +64,7 @@ def site(tmp_path_factory):  # type: ignore[no-untyped-def]
 def test_the_site_has_every_page_of_the_nav(site):
     for page in (
         "index.html", "getting-started/index.html", "cli/index.html", "privacy-truth/index.html",
-        "ledger/index.html", "multi-host/index.html", "benchmarks/index.html",
+        "ledger/index.html", "multi-host/index.html", "benchmarks/index.html", "seed000_id3/index.html",
         "api/ledger/index.html", "api/mechanisms/index.html", "api/learners/index.html",
         "api/audits/index.html", "api/testing/index.html",
         "benchmarks/results/audit_learners/index.html",
