@@ -157,3 +157,30 @@ def test_model_directory_errors_are_refused_before_training(privet):
     assert not (privet.dir / "busy" / "model.json").exists()
     nomodel = privet("predict", "--model", "busy", "--data", "car.csv")
     assert nomodel.code == 4 and "No privet model" in nomodel.err
+
+
+def test_a_csv_written_by_hand_numbers_booleans_and_integer_codes(privet):
+    """The path of a user with their own CSV: infer a draft, check, train, predict."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    n = 300
+    age, smoker = rng.integers(18, 90, n), rng.choice(["True", "False"], n)
+    risk = np.where((age > 60) | (smoker == "True"), "high", "low")
+    rows = [f"{a},{rng.normal(120, 15):.1f},{s},{rng.integers(1, 4)},{r}"
+            for a, s, r in zip(age, smoker, risk, strict=True)]  # fmt: skip
+    (privet.dir / "mine.csv").write_text("age,bp,smoker,grade,risk\n" + "\n".join(rows) + "\n")
+    assert privet("schema", "infer", "mine.csv", "--target", "risk", "-o", "s.json").code == 0
+    kinds = {a["name"]: a for a in json.loads((privet.dir / "s.json").read_text())["attributes"]}
+    assert kinds["age"]["type"] == "numeric" and kinds["smoker"]["categories"] == [False, True]
+    assert kinds["grade"]["categories"] == [1, 2, 3]
+    assert privet("schema", "check", "mine.csv", "s.json").code == 0
+    res = privet(
+        "train", "--learner", "dpgbt", "--data", "mine.csv", "--schema", "s.json",
+        "--target", "risk", "--epsilon", "2", "--test-size", "0.25", "--seed", "0",
+    )  # fmt: skip
+    assert res.code == 0, res.err
+    (privet.dir / "new.csv").write_text("age,bp,smoker,grade\n70,150.5,True,2\n20,110,False,1\n")
+    pred = privet("predict", "--model", "privet-model", "--data", "new.csv", "--json")
+    assert pred.code == 0, pred.err
+    assert set(pred.json()["predictions"]) <= {"high", "low"} and pred.json()["rows"] == 2
