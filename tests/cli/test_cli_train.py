@@ -184,3 +184,13 @@ def test_a_csv_written_by_hand_numbers_booleans_and_integer_codes(privet):
     pred = privet("predict", "--model", "privet-model", "--data", "new.csv", "--json")
     assert pred.code == 0, pred.err
     assert set(pred.json()["predictions"]) <= {"high", "low"} and pred.json()["rows"] == 2
+
+
+def test_an_infinite_plan_is_refused_with_the_fix(privet):
+    base = ["train", "--data", "car.csv", "--schema", "car", "--target", "class"]
+    base += ["--ledger", "budget.sqlite", "--budget", "2", "--yes", "--epsilon", "1"]
+    gbt = privet(*base, "--learner", "dpgbt")  # Gaussian leaves need a delta in the budget
+    assert gbt.code == 3 and "--budget-delta" in gbt.err
+    exact = privet(*base, "--learner", "obliviousid3")  # the paper's exact hidden splits
+    assert exact.code == 3 and "split=exponential" in exact.err
+    assert _spent(privet) == Guarantee(0.0)

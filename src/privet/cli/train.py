@@ -147,7 +147,22 @@ def _plan_report(est: Any, led: Any) -> dict[str, Any]:
         },
     }
     if led is not None:
-        out["fits"] = led.root.can_charge(cost)
+        out["fits"] = cost.is_finite and led.root.can_charge(cost)
+        if not cost.is_finite:
+            delta = float(est.get_params().get("delta") or 1e-5)
+            probe = Ledger(budget=Guarantee(1e9, delta), dataset="plan").plan_cost(plan)
+            if probe.is_finite and led.budget.delta == 0:
+                out["hint"] = (
+                    f"the plan is {probe} under a budget with a delta, but this dataset's "
+                    "budget has delta 0: use a dataset whose budget has one (--budget-delta "
+                    f"{delta:g} with --budget, the first time)"
+                )
+            elif not probe.is_finite:
+                out["hint"] = (
+                    "this configuration releases values with no proven guarantee: use its "
+                    "sound variant (`privet learners`; e.g. --option split=exponential for the "
+                    "oblivious trees)"
+                )
         out["ledger"] = {
             "budget": str(led.budget),
             "spent": str(led.spent()),
@@ -224,10 +239,10 @@ def cmd_train(args: argparse.Namespace) -> int:
                 f"{state['spent']}, remaining {state['remaining']}",
             )
             if not report["fits"]:
+                fix = report.get("hint", "lower --epsilon or use another dataset")
                 raise BudgetExceededError(
                     f"This call needs {report['proven']} but dataset {dataset!r} in "
-                    f"{args.ledger} has {state['remaining']} left; lower --epsilon or use "
-                    "another dataset. Nothing was charged."
+                    f"{args.ledger} has {state['remaining']} left; {fix}. Nothing was charged."
                 )
         _confirm(args, dataset)
         # 3. training: the learner reserves its plan, then reads the values
