@@ -31,11 +31,11 @@ def test_ledger_show_prints_a_file_and_its_json(tmp_path, capsys):
 
 def test_ledger_show_errors_are_privet_messages(tmp_path, capsys):
     assert main(["ledger", "show", str(tmp_path / "missing.sqlite")]) == 1
-    assert "No ledger file" in capsys.readouterr().out
+    assert "No ledger file" in capsys.readouterr().err
     path = tmp_path / "l.sqlite"
     Ledger.open(path, dataset="adult", budget=Guarantee(1.0)).close()
     assert main(["ledger", "show", str(path), "--dataset", "heart"]) == 1
-    assert "not in" in capsys.readouterr().out
+    assert "not in" in capsys.readouterr().err
 
 
 def test_datasets_lists_the_shipped_schemas(capsys):

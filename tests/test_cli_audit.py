@@ -118,10 +118,11 @@ def test_audit_mia_runs_the_attacks_and_writes_roc_curves(tmp_path, capsys):
 
 
 def test_unknown_names_are_reported_not_raised(tmp_path, capsys):
-    assert main(["audit", "dp", "--mechanism", "nope", "--out", str(tmp_path)]) == 1
-    assert "No zoo entry 'nope'" in capsys.readouterr().out
-    assert main(["audit", "mia", "--learner", "c45", "--out", str(tmp_path)]) == 1
-    assert "No learner 'c45'" in capsys.readouterr().out
+    # an unknown name is a usage error (exit 2), reported on one line of standard error
+    assert main(["audit", "dp", "--mechanism", "nope", "--out", str(tmp_path)]) == 2
+    assert "No zoo entry 'nope'" in capsys.readouterr().err
+    assert main(["audit", "mia", "--learner", "c45", "--out", str(tmp_path)]) == 2
+    assert "No learner 'c45'" in capsys.readouterr().err
 
 
 def test_audit_dp_needs_a_mechanism_or_a_learner():

@@ -1,4 +1,4 @@
-"""The ``privet`` command.
+"""``privet demo``: the whole story on a bundled dataset.
 
 ``privet demo`` runs the whole story on the bundled Car dataset in a few
 seconds: a privacy plan printed before any data is read, a budget-checked
@@ -10,15 +10,12 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 import tempfile
-from collections.abc import Sequence
+from typing import Any
 
 from rich.console import Console
 from rich.panel import Panel
 from rich.table import Table
-
-from privet.errors import PrivetError
 
 
 def _console() -> Console:
@@ -126,73 +123,7 @@ def _demo_audit(con: Console, ds, args: argparse.Namespace) -> None:  # type: ig
         con.print(f"   {result.summary()}")
 
 
-# -------------------------------------------------------------------- ledger
-def cmd_ledger_show(args: argparse.Namespace) -> int:
-    from privet.ledger import Ledger
-    from privet.ledger.sqlite_store import list_datasets
-
-    con = _console()
-    datasets = list_datasets(args.file)
-    if not datasets:
-        con.print(f"{args.file} holds no dataset budgets yet.")
-        return 0
-    names = [d["name"] for d in datasets]
-    if args.dataset is not None and args.dataset not in names:
-        raise PrivetError(
-            f"Dataset {args.dataset!r} is not in {args.file}; it holds {', '.join(names)}."
-        )
-    for name in [args.dataset] if args.dataset else names:
-        led = Ledger.open(args.file, dataset=name)
-        try:
-            if args.json:
-                print(led.to_json())
-            else:
-                con.print(led.report(max_parts=args.max_parts))
-        finally:
-            led.close()
-    return 0
-
-
-def cmd_ledger_verify(args: argparse.Namespace) -> int:
-    """Check every dataset of a ledger file: integrity, hash chain, rows against the chain."""
-    from privet.errors import LedgerCorruptError
-    from privet.ledger import Ledger
-    from privet.ledger.sqlite_store import list_datasets
-
-    con = _console()
-    names = [d["name"] for d in list_datasets(args.file)]
-    if not names:
-        con.print(f"{args.file} holds no dataset budgets yet.")
-        return 0
-    bad = 0
-    for name in names:
-        try:
-            led = Ledger.open(args.file, dataset=name)
-            try:
-                events = led.verify()
-            finally:
-                led.close()
-        except LedgerCorruptError as exc:
-            bad += 1
-            con.print(f"[red]FAILED[/red] dataset {name!r}: {exc}")
-            continue
-        con.print(f"[green]OK[/green] dataset {name!r}: {events} events, hash chain intact")
-    return 1 if bad else 0
-
-
-def cmd_datasets(args: argparse.Namespace) -> int:
-    from privet.data import list_datasets, load_schema
-
-    con = _console()
-    table = Table("name", "attributes", "domain sizes", "classes")
-    for name in list_datasets():
-        s = load_schema(name)
-        table.add_row(name, str(s.n_features), str(list(s.domain_sizes)), str(s.n_classes))
-    con.print(table)
-    return 0
-
-
-# ---------------------------------------------------------------------- main
+# -------------------------------------------------------------------- parser
 def _positive_int(text: str) -> int:
     """An argparse type: a whole number >= 1 (checked before anything is charged)."""
     try:
@@ -204,14 +135,7 @@ def _positive_int(text: str) -> int:
     return value
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="privet",
-        description="Privacy accounting and auditing for decision-tree learning "
-        "under differential privacy, local DP and MPC.",
-    )
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-
+def add_parser(sub: Any) -> None:
     demo = sub.add_parser(
         "demo",
         help="train a DP tree on a bundled dataset with a budget-checked call, show its "
@@ -233,49 +157,3 @@ def build_parser() -> argparse.ArgumentParser:
     )
     demo.add_argument("--seed", type=int, default=0, help="seed for the train/test split")
     demo.set_defaults(func=cmd_demo)
-
-    ledger = sub.add_parser("ledger", help="inspect a ledger file")
-    lsub = ledger.add_subparsers(dest="ledger_command", metavar="SUBCOMMAND")
-    show = lsub.add_parser(
-        "show", help="print a SQLite ledger", description="Print a SQLite ledger."
-    )
-    show.add_argument("file", help="the ledger file")
-    show.add_argument("--dataset", help="only this dataset")
-    show.add_argument("--json", action="store_true", help="print JSON instead of a tree")
-    show.add_argument("--max-parts", type=int, default=3, help="parts shown per partition")
-    show.set_defaults(func=cmd_ledger_show)
-    verify = lsub.add_parser(
-        "verify",
-        help="check a ledger file's integrity and hash chain",
-        description="Re-read every stored event of every dataset in a SQLite ledger and check "
-        "the hash chain and the stored rows; exit 1 if any dataset was damaged or edited "
-        "outside privet. Example: privet ledger verify budget.sqlite",
-    )
-    verify.add_argument("file", help="the ledger file")
-    verify.set_defaults(func=cmd_ledger_verify)
-    ledger.set_defaults(func=lambda a: (ledger.print_help(), 2)[1])
-
-    datasets = sub.add_parser("datasets", help="list the datasets privet can load")
-    datasets.set_defaults(func=cmd_datasets)
-
-    from privet.audits.cli_audit import add_audit_parser
-
-    add_audit_parser(sub)
-    return parser
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    if not getattr(args, "func", None):
-        parser.print_help()
-        return 2
-    try:
-        return int(args.func(args) or 0)
-    except PrivetError as exc:
-        _console().print(f"[red]privet: {type(exc).__name__}:[/red] {exc}")
-        return 1
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())

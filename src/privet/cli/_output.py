@@ -1,0 +1,114 @@
+"""How every command reports: rich on a terminal, plain text when piped, JSON on request.
+
+Errors and exit codes are the command line's contract with scripts:
+
+====  ==========================================================================
+code  meaning
+====  ==========================================================================
+0     success
+1     any other refusal (a damaged ledger file, a protocol that failed, ...)
+2     usage: a bad option, an unknown name, a missing ``--budget``, a declined prompt
+3     budget refused: the call does not fit in what the ledger has left
+4     data invalid: a missing or unreadable CSV or schema, a schema violation
+====  ==========================================================================
+
+Every error is one line on standard error that says what to do; ``--debug``
+adds the traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from privet.errors import (
+    BudgetExceededError,
+    InvalidParameterError,
+    PrivetError,
+    SchemaError,
+)
+
+__all__ = [
+    "EXIT_BUDGET",
+    "EXIT_DATA",
+    "EXIT_ERROR",
+    "EXIT_OK",
+    "EXIT_USAGE",
+    "CommandError",
+    "DataInvalid",
+    "UsageError",
+    "console",
+    "exit_code",
+    "interactive",
+    "print_json",
+    "print_table",
+]
+
+EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_BUDGET, EXIT_DATA = 0, 1, 2, 3, 4
+
+
+class CommandError(PrivetError):
+    """A refusal by the command line itself; ``code`` is its exit code."""
+
+    code = EXIT_ERROR
+
+
+class UsageError(CommandError, InvalidParameterError):
+    """The command was called wrongly (exit 2)."""
+
+    code = EXIT_USAGE
+
+
+class DataInvalid(CommandError, SchemaError):
+    """A data or schema file is missing, unreadable or does not match (exit 4)."""
+
+    code = EXIT_DATA
+
+
+def exit_code(exc: BaseException) -> int:
+    """The exit code of an error raised by a command."""
+    if isinstance(exc, CommandError):
+        return exc.code
+    if isinstance(exc, BudgetExceededError):
+        return EXIT_BUDGET
+    if isinstance(exc, SchemaError):
+        return EXIT_DATA
+    if isinstance(exc, InvalidParameterError):
+        return EXIT_USAGE
+    return EXIT_ERROR  # DataNotFoundError (a ledger file), damaged files, MPC failures...
+
+
+def interactive() -> bool:
+    """Whether standard output is a terminal (rich tables and colour) or a pipe (plain text)."""
+    return sys.stdout.isatty()
+
+
+def console(*, stderr: bool = False) -> Console:
+    return Console(highlight=False, stderr=stderr)
+
+
+def print_json(value: Any) -> None:
+    """One JSON document on standard output (``--json``)."""
+    print(json.dumps(value, indent=2, default=str, ensure_ascii=False))
+
+
+def print_table(
+    columns: Sequence[str], rows: Sequence[Sequence[Any]], *, title: str | None = None
+) -> None:
+    """A rich table on a terminal; tab-separated plain text with a header line when piped."""
+    if interactive():
+        table = Table(*columns, title=title)
+        for row in rows:
+            table.add_row(*(str(c) for c in row))
+        console().print(table)
+        return
+    if title:
+        print(f"# {title}")
+    print("\t".join(columns))
+    for row in rows:
+        print("\t".join(str(c).replace("\t", " ").replace("\n", " ") for c in row))

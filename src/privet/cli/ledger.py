@@ -1,0 +1,276 @@
+"""``privet ledger show|verify|export|history``: read a ledger, never change it.
+
+Each dataset is opened with :meth:`privet.ledger.Ledger.open` and the ledger
+argument exactly as the user gave it; without ``--dataset`` the file's
+datasets are listed first (:func:`datasets_in`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from typing import Any
+
+from privet.cli._output import console, interactive, print_json, print_table
+from privet.errors import PrivetError
+
+__all__ = ["add_parser", "charge_rows", "datasets_in"]
+
+
+def datasets_in(target: str) -> list[str]:
+    """The dataset names a ledger holds (the one place that lists them).
+
+    Uses the store-independent ``privet.ledger.store.list_datasets`` (files and server
+    URLs) where this privet has it, else the SQLite file listing.
+    """
+    from privet.ledger import sqlite_store, store
+
+    lister = getattr(store, "list_datasets", None) or sqlite_store.list_datasets
+    return [d["name"] for d in lister(target)]
+
+
+def _chosen(args: argparse.Namespace) -> list[str]:
+    names = datasets_in(args.file)
+    if args.dataset is not None and args.dataset not in names:
+        raise PrivetError(
+            f"Dataset {args.dataset!r} is not in {args.file}; it holds {', '.join(names) or 'none'}."
+        )
+    return [args.dataset] if args.dataset else names
+
+
+@contextmanager
+def _opened(target: str, dataset: str) -> Iterator[Any]:
+    from privet.ledger import Ledger
+
+    led = Ledger.open(target, dataset=dataset)
+    try:
+        yield led
+    finally:
+        led.close()
+
+
+def _time(ts: float) -> str:
+    return datetime.fromtimestamp(ts, tz=UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def charge_rows(led: Any) -> list[dict[str, Any]]:
+    """Every committed charge of ``led`` as a flat row (history, CSV export)."""
+    out = []
+    for c in led.charges:
+        g = c.guarantee
+        out.append(
+            {
+                "dataset": led.dataset,
+                "id": c.id,
+                "time": _time(c.timestamp),
+                "caller": c.caller,
+                "step": c.step,
+                "scope": c.path,
+                "mechanism": c.mechanism,
+                "entry": type(c.entry).__name__,
+                "epsilon": g.epsilon,
+                "delta": g.delta,
+                "relation": c.relation,
+                "sensitivity": c.sensitivity,
+                "claim_epsilon": None if c.claim is None else c.claim.epsilon,
+                "claim_delta": None if c.claim is None else c.claim.delta,
+                "claim_source": None if c.claim is None else c.claim.source,
+                "claim_note": None if c.claim is None else c.claim.note,
+            }
+        )
+    return out
+
+
+def cmd_ledger_show(args: argparse.Namespace) -> int:
+    names = _chosen(args)
+    if not names:
+        print(f"{args.file} holds no dataset budgets yet.")
+        return 0
+    for name in names:
+        with _opened(args.file, name) as led:
+            if args.json:
+                print(led.to_json())
+            elif interactive():
+                console().print(led.report(max_parts=args.max_parts))
+            else:
+                console().print(led.report(max_parts=args.max_parts), soft_wrap=True)
+    return 0
+
+
+def cmd_ledger_verify(args: argparse.Namespace) -> int:
+    """Check every dataset of a ledger file: integrity, hash chain, rows against the chain."""
+    from privet.errors import LedgerCorruptError
+
+    con = console()
+    names = datasets_in(args.file)
+    results = []
+    for name in names:
+        try:
+            with _opened(args.file, name) as led:
+                events = led.verify()
+        except LedgerCorruptError as exc:
+            results.append({"dataset": name, "ok": False, "error": str(exc)})
+            if not args.json:
+                con.print(f"[red]FAILED[/red] dataset {name!r}: {exc}", markup=True)
+            continue
+        results.append({"dataset": name, "ok": True, "events": events})
+        if not args.json:
+            con.print(f"[green]OK[/green] dataset {name!r}: {events} events, hash chain intact")
+    if args.json:
+        print_json(results)
+    elif not names:
+        con.print(f"{args.file} holds no dataset budgets yet.")
+    return 0 if all(r["ok"] for r in results) else 1
+
+
+def cmd_ledger_export(args: argparse.Namespace) -> int:
+    names = _chosen(args)
+    if args.format == "json":
+        docs = []
+        for name in names:
+            with _opened(args.file, name) as led:
+                docs.append(json.loads(led.to_json()))
+        text = json.dumps(docs[0] if len(docs) == 1 else docs, indent=1)
+    else:
+        rows: list[dict[str, Any]] = []
+        for name in names:
+            with _opened(args.file, name) as led:
+                rows += charge_rows(led)
+        buf = io.StringIO()
+        writer = csv.DictWriter(buf, fieldnames=_FIELDS, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+        text = buf.getvalue().rstrip("\n")
+    if args.output:
+        with open(args.output, "w", encoding="utf-8") as fh:
+            fh.write(text + "\n")
+        print(f"Exported {', '.join(names)} to {args.output}.", file=sys.stderr)
+    else:
+        print(text)
+    return 0
+
+
+_FIELDS = [
+    "dataset",
+    "id",
+    "time",
+    "caller",
+    "step",
+    "scope",
+    "mechanism",
+    "entry",
+    "epsilon",
+    "delta",
+    "relation",
+    "sensitivity",
+    "claim_epsilon",
+    "claim_delta",
+    "claim_source",
+    "claim_note",
+]
+
+
+def _eps(v: float) -> str:
+    return "∞" if v == float("inf") else f"{v:.6g}"
+
+
+def cmd_ledger_history(args: argparse.Namespace) -> int:
+    names = _chosen(args)
+    rows: list[dict[str, Any]] = []
+    for name in names:
+        with _opened(args.file, name) as led:
+            rows += charge_rows(led)
+    rows.sort(key=lambda r: (r["time"], r["dataset"], r["id"]))
+    if args.json:
+        print_json(rows)
+        return 0
+    if not rows:
+        print(f"{args.file} holds no charges yet.")
+        return 0
+    table = []
+    for r in rows:
+        proven = _eps(r["epsilon"]) + (f", δ={r['delta']:.2g}" if r["delta"] else "")
+        claim = "—"
+        if r["claim_epsilon"] is not None:
+            claim = f"ε={_eps(r['claim_epsilon'])}" + (
+                f" ({r['claim_source']})" if r["claim_source"] else ""
+            )
+        table.append(
+            [
+                r["time"],
+                r["dataset"],
+                r["caller"],
+                r["step"] or r["mechanism"],
+                r["scope"],
+                proven,
+                claim,
+            ]
+        )
+    print_table(
+        ["time", "dataset", "caller", "step", "scope", "proven ε", "claimed"],
+        table,
+        title=f"Every charge in {args.file}",
+    )
+    return 0
+
+
+def add_parser(sub: Any) -> None:
+    ledger = sub.add_parser("ledger", help="inspect a ledger (show, verify, export, history)")
+    lsub = ledger.add_subparsers(dest="ledger_command", metavar="SUBCOMMAND")
+
+    def target(p: argparse.ArgumentParser, *, dataset: bool = True) -> None:
+        p.add_argument("file", help="the ledger (a SQLite file)")
+        if dataset:
+            p.add_argument("--dataset", help="only this dataset")
+
+    show = lsub.add_parser(
+        "show",
+        help="print a ledger's scope tree, costs and claims",
+        description="Print a ledger: scopes, costs, charges and the papers' claims. "
+        "Example: privet ledger show budget.sqlite --dataset car",
+    )
+    target(show)
+    show.add_argument("--json", action="store_true", help="print JSON instead of a tree")
+    show.add_argument("--max-parts", type=int, default=3, help="parts shown per partition")
+    show.set_defaults(func=cmd_ledger_show)
+
+    verify = lsub.add_parser(
+        "verify",
+        help="check a ledger file's integrity and hash chain",
+        description="Re-read every stored event of every dataset in a SQLite ledger and check "
+        "the hash chain and the stored rows; exit 1 if any dataset was damaged or edited "
+        "outside privet. Example: privet ledger verify budget.sqlite",
+    )
+    target(verify, dataset=False)
+    verify.add_argument("--json", action="store_true", help="print JSON")
+    verify.set_defaults(func=cmd_ledger_verify)
+
+    export = lsub.add_parser(
+        "export",
+        help="export a ledger as JSON (the full document) or CSV (one row per charge)",
+        description="Export a ledger: --format json writes Ledger.to_json()'s document (a list "
+        "of them for several datasets), --format csv one row per charge. "
+        "Example: privet ledger export budget.sqlite --format csv -o charges.csv",
+    )
+    target(export)
+    export.add_argument("--format", choices=["json", "csv"], default="json")
+    export.add_argument("-o", "--output", help="file to write (default: standard output)")
+    export.set_defaults(func=cmd_ledger_export)
+
+    history = lsub.add_parser(
+        "history",
+        help="every charge with its time, caller, step, proven cost and the paper's claim",
+        description="List every charge of a ledger, oldest first: time (UTC), dataset, caller, "
+        "step, scope, the proven epsilon and the paper's claim. "
+        "Example: privet ledger history budget.sqlite --json",
+    )
+    target(history)
+    history.add_argument("--json", action="store_true", help="print JSON")
+    history.set_defaults(func=cmd_ledger_history)
+    ledger.set_defaults(func=lambda a: (ledger.print_help(), 2)[1])

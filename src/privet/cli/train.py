@@ -1,0 +1,346 @@
+"""``privet train``: a CSV and its public schema to a saved, budget-checked model.
+
+The order is the privacy contract: the schema and the learner's parameters give
+the privacy plan and what the ledger proves for it, printed before the learner
+reads any private value; a persistent ledger asks for confirmation (``--yes``
+in scripts); an over-budget call is refused before training and charges
+nothing; the model is saved (one share file per party for a secret-shared
+model) with the ledger's account of the call.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from privet.cli._io import read_csv, read_schema, require_valid, typed
+from privet.cli._model import check_out_dir, save_model
+from privet.cli._output import (
+    DataInvalid,
+    UsageError,
+    console,
+    interactive,
+    print_json,
+)
+from privet.cli.learners import choose_learner
+
+__all__ = ["add_parser", "cmd_train", "parse_option"]
+
+
+def parse_option(text: str) -> tuple[str, Any]:
+    """``KEY=VALUE`` with VALUE read as a number, a boolean, ``none`` or else text."""
+    if "=" not in text:
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
+    key, value = text.split("=", 1)
+    low = value.strip().lower()
+    parsed: Any
+    if low in ("true", "false"):
+        parsed = low == "true"
+    elif low in ("none", "null"):
+        parsed = None
+    else:
+        try:
+            parsed = int(value)
+        except ValueError:
+            try:
+                parsed = float(value)
+            except ValueError:
+                parsed = value
+    return key.strip().replace("-", "_"), parsed
+
+
+def _build(args: argparse.Namespace, schema: Any, ledger: Any) -> tuple[Any, Any]:
+    """The estimator the options describe (unfitted), and the learner choice."""
+    import inspect
+
+    choice = choose_learner(args.learner)
+    klass = choice.klass()
+    accepted = set(inspect.signature(klass.__init__).parameters) - {"self"}
+    kwargs: dict[str, Any] = {**choice.options}
+    kwargs["schema"] = schema
+    if "ledger" in accepted:
+        kwargs["ledger"] = ledger
+    if "epsilon" in accepted:
+        if args.epsilon is None:
+            raise UsageError(f"{choice.class_name} needs --epsilon E (the budget of this call).")
+        kwargs["epsilon"] = args.epsilon
+    elif args.epsilon is not None:
+        raise UsageError(
+            f"{choice.class_name} is not differentially private and takes no epsilon; drop "
+            "--epsilon, or pick a private learner (`privet learners`)."
+        )
+    if args.max_depth is not None:
+        kwargs["max_depth"] = args.max_depth
+    if args.parties is not None:
+        key = "parties" if "parties" in accepted else "n_parties"
+        if key not in accepted:
+            raise UsageError(f"{choice.class_name} has no parties; drop --parties.")
+        kwargs[key] = args.parties
+    if args.backend is not None:
+        key = next((k for k in ("backend", "secure_sum") if k in accepted), None)
+        if key is None:
+            raise UsageError(f"{choice.class_name} has a single path; drop --backend.")
+        kwargs[key] = args.backend
+    if args.seed is not None and "random_state" in accepted:
+        kwargs["random_state"] = args.seed
+    for key, value in args.option or []:
+        if key not in accepted or key in ("schema", "ledger"):
+            raise UsageError(
+                f"{choice.class_name} has no option {key!r}; its options are "
+                f"{sorted(accepted - {'schema', 'ledger'})}."
+            )
+        kwargs[key] = value
+    try:
+        est = klass(**kwargs)
+    except TypeError as exc:
+        raise UsageError(f"Cannot build {choice.class_name}: {exc}.") from None
+    return est, choice
+
+
+def _open_ledger(args: argparse.Namespace, dataset: str) -> Any:
+    from privet.errors import InvalidParameterError
+    from privet.ledger import Guarantee, Ledger
+
+    if args.ledger is None:
+        if args.budget is not None:
+            raise UsageError(
+                "--budget is the lifetime budget of a dataset in a ledger file; give "
+                "--ledger FILE with it (without --ledger the call gets a ledger of its own)."
+            )
+        return None
+    budget = None if args.budget is None else Guarantee(args.budget, args.budget_delta)
+    try:
+        return Ledger.open(args.ledger, dataset=dataset, budget=budget)
+    except InvalidParameterError as exc:
+        if budget is None and "no budget" in str(exc):
+            raise UsageError(
+                f"Dataset {dataset!r} has no budget in {args.ledger} yet: give its lifetime "
+                "budget the first time, e.g. --budget 3 (later calls may omit it)."
+            ) from None
+        raise
+
+
+def _plan_report(est: Any, led: Any) -> dict[str, Any]:
+    from privet.ledger import Guarantee, Ledger
+
+    plan = est.privacy_plan() if hasattr(est, "privacy_plan") else None
+    probe = led if led is not None else Ledger(budget=Guarantee.unbounded(), dataset="plan")
+    if plan is None:
+        return {"description": "no privacy: the learner releases exact values", "proven": "inf"}
+    cost = probe.plan_cost(plan)
+    out = {
+        "description": plan.description,
+        "proven": str(cost),
+        "proven_epsilon": cost.epsilon,
+        "proven_delta": cost.delta,
+        "claim": None
+        if plan.claim is None
+        else {
+            "epsilon": plan.claim.epsilon,
+            "delta": plan.claim.delta,
+            "source": plan.claim.source,
+        },
+    }
+    if led is not None:
+        out["fits"] = cost.is_finite and led.root.can_charge(cost)
+        if not cost.is_finite:
+            delta = float(est.get_params().get("delta") or 1e-5)
+            probe = Ledger(budget=Guarantee(1e9, delta), dataset="plan").plan_cost(plan)
+            if probe.is_finite and led.budget.delta == 0:
+                out["hint"] = (
+                    f"the plan is {probe} under a budget with a delta, but this dataset's "
+                    "budget has delta 0: use a dataset whose budget has one (--budget-delta "
+                    f"{delta:g} with --budget, the first time)"
+                )
+            elif not probe.is_finite:
+                out["hint"] = (
+                    "this configuration releases values with no proven guarantee: use its "
+                    "sound variant (`privet learners`; e.g. --option split=exponential for the "
+                    "oblivious trees)"
+                )
+        out["ledger"] = {
+            "budget": str(led.budget),
+            "spent": str(led.spent()),
+            "remaining": str(led.remaining()),
+        }
+    return out
+
+
+def _say(args: argparse.Namespace, text: str) -> None:
+    """Human-readable lines: standard output, or standard error under --json."""
+    if args.json:
+        print(text, file=sys.stderr)
+    elif interactive():
+        console().print(text, soft_wrap=True, markup=False)
+    else:
+        print(text)
+
+
+def _confirm(args: argparse.Namespace, dataset: str) -> None:
+    if args.ledger is None or args.yes:
+        return
+    if not sys.stdin.isatty():
+        raise UsageError(
+            f"Charging {args.ledger} needs confirmation; pass --yes in scripts (nothing was "
+            "charged)."
+        )
+    try:
+        answer = input(f"Charge this call to dataset {dataset!r} in {args.ledger}? [y/N] ")
+    except EOFError:
+        answer = ""
+    if answer.strip().lower() not in ("y", "yes"):
+        raise UsageError("Not confirmed; nothing was charged.")
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    from privet.errors import BudgetExceededError
+
+    if args.test_size is not None and not 0 < args.test_size < 1:
+        raise UsageError(f"--test-size must be between 0 and 1 (a fraction); got {args.test_size}.")
+    check_out_dir(args.out)
+    schema = read_schema(args.schema)
+    if args.target != schema.target.name:
+        raise DataInvalid(
+            f"--target {args.target!r} is not the schema's class column "
+            f"{schema.target.name!r}; fix --target or the schema."
+        )
+    dataset = args.dataset or Path(args.data).stem
+    # 1. the data is checked (locally; nothing is released or charged)
+    raw = read_csv(args.data)
+    require_valid(raw, schema, data=args.data, schema_ref=args.schema)
+    frame = typed(raw, schema)[list(schema.columns)]
+    # 2. the plan, from parameters and the public schema only
+    led = _open_ledger(args, dataset)
+    try:
+        est, choice = _build(args, schema, led)
+        report = _plan_report(est, led)
+        _say(
+            args,
+            f"Learner: {choice.class_name} ({choice.short_name}); data {args.data}, "
+            f"{len(frame)} rows; dataset {dataset!r}",
+        )
+        _say(args, f"Privacy plan (no private value read yet): {report['description']}")
+        claim = report.get("claim")
+        _say(
+            args,
+            f"  the ledger proves: {report['proven']}"
+            + ("" if claim is None else f"; the paper claims: ε={claim['epsilon']:g}"),
+        )
+        if led is not None:
+            state = report["ledger"]
+            _say(
+                args,
+                f"  ledger {args.ledger}: budget {state['budget']}, spent "
+                f"{state['spent']}, remaining {state['remaining']}",
+            )
+            if not report["fits"]:
+                fix = report.get("hint", "lower --epsilon or use another dataset")
+                raise BudgetExceededError(
+                    f"This call needs {report['proven']} but dataset {dataset!r} in "
+                    f"{args.ledger} has {state['remaining']} left; {fix}. Nothing was charged."
+                )
+        _confirm(args, dataset)
+        # 3. training: the learner reserves its plan, then reads the values
+        rng = np.random.default_rng(args.seed)
+        order = rng.permutation(len(frame))
+        cut = len(frame) if args.test_size is None else round(len(frame) * (1 - args.test_size))
+        if cut < 1:
+            raise UsageError("--test-size leaves no training rows; lower it.")
+        train, test = frame.iloc[order[:cut]], frame.iloc[order[cut:]]
+        X, y = train[list(schema.feature_names)], train[schema.target.name]
+        status = (
+            console().status(f"Training {choice.class_name}...")
+            if interactive() and not args.json
+            else contextlib.nullcontext()
+        )
+        with status:
+            est.fit(X, y)
+        accuracy = None
+        if args.test_size is not None and len(test):
+            pred = est.predict(test[list(schema.feature_names)])
+            accuracy = float(np.mean(np.asarray(pred) == test[schema.target.name].to_numpy()))
+        spent = getattr(est, "privacy_spent_", None)
+        meta = {
+            "dataset": dataset,
+            "ledger": args.ledger,
+            "data": str(Path(args.data).resolve()),
+            "target": schema.target.name,
+            "privacy_spent": None if spent is None else str(spent),
+            "plan": report,
+            "test_accuracy": accuracy,
+        }
+        files = save_model(est, args.out, meta)
+        ledger = est.ledger_ if getattr(est, "ledger_", None) is not None else led
+        if args.json:
+            print_json(
+                {
+                    "learner": choice.class_name,
+                    "short_name": choice.short_name,
+                    **meta,
+                    "model": args.out,
+                    "files": files,
+                    "ledger_spent": None if ledger is None else str(ledger.spent()),
+                    "ledger_remaining": None if ledger is None else str(ledger.remaining()),
+                }
+            )
+            return 0
+        _say(args, f"Trained; this call spent {spent}.")
+        if accuracy is not None:
+            _say(args, f"Held-out accuracy ({len(test)} rows): {accuracy:.3f}")
+        shared = (
+            " (secret-shared: one share file per party)"
+            if any("party-" in f for f in files)
+            else ""
+        )
+        _say(args, f"Model saved to {args.out}{shared}: " + ", ".join(Path(f).name for f in files))
+        if ledger is not None:
+            if interactive():
+                console().print(ledger.report(max_parts=2, max_depth=2))
+            else:
+                print(f"Ledger: spent {ledger.spent()}, remaining {ledger.remaining()}")
+        return 0
+    finally:
+        if led is not None:
+            led.close()
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser(
+        "train",
+        help="train a learner on a CSV under a budget-checked ledger and save the model",
+        description="Train a learner on DATA.csv with its public schema. The privacy plan and "
+        "what the ledger proves are printed before any private value is read; a ledger file "
+        "asks for confirmation (--yes in scripts); an over-budget call is refused (exit 3) "
+        "and charges nothing. Example: privet train --learner dpid3 --data car.csv "
+        "--schema car --target class --epsilon 0.5 --ledger budget.sqlite --budget 2 --yes",
+    )
+    p.add_argument("--learner", required=True, help="class name or short name (privet learners)")
+    p.add_argument("--data", required=True, help="the training CSV (a header row)")
+    p.add_argument("--schema", required=True, help="schema file, or a shipped schema's name")
+    p.add_argument("--target", required=True, help="the class column")
+    p.add_argument("--epsilon", type=float, help="privacy budget of this call")
+    p.add_argument("--ledger", help="ledger to charge (a SQLite file); default: this call only")
+    p.add_argument("--dataset", help="dataset name in the ledger (default: the CSV's file name)")
+    p.add_argument("--budget", type=float, help="lifetime epsilon of the dataset (first charge)")
+    p.add_argument("--budget-delta", type=float, default=0.0, help="lifetime delta (default 0)")
+    p.add_argument("--test-size", type=float, help="hold out this fraction and print accuracy")
+    p.add_argument("--parties", type=int, help="parties of an MPC learner or data owners")
+    p.add_argument("--backend", help="reference, local or mpc (learners with a protocol path)")
+    p.add_argument("--max-depth", type=int, help="tree depth (default: the learner's)")
+    p.add_argument(
+        "--option",
+        action="append",
+        type=parse_option,
+        metavar="KEY=VALUE",
+        help="any other parameter of the learner, e.g. --option split=exponential (repeatable)",
+    )
+    p.add_argument("--seed", type=int, default=None, help="seed of the split and the noise")
+    p.add_argument("--out", default="privet-model", help="model directory (default privet-model)")
+    p.add_argument("--yes", action="store_true", help="do not ask before charging a ledger file")
+    p.add_argument("--json", action="store_true", help="print a JSON summary on standard output")
+    p.set_defaults(func=cmd_train)
