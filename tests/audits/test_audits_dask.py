@@ -171,3 +171,20 @@ def test_an_unreachable_scheduler_or_both_settings_are_refused_before_training()
     with pytest.raises(InvalidParameterError, match="scheduler= is a Dask"):
         dp_test(mech, 0.0, 1.0, epsilon=1.0, trials=100, confidence=0.9, scheduler=42)
     assert calls == []
+
+
+def test_privet_audit_dp_runs_on_the_cluster_from_the_command_line(cluster, tmp_path):
+    import json
+    import subprocess
+
+    out = subprocess.run(
+        [sys.executable, "-m", "privet", "audit", "dp", "--mechanism", "laplace_half_scale",
+         "--which", "broken", "--trials", "20000", "--seed", "3", "--json",
+         "--out", str(tmp_path), "--scheduler", cluster.scheduler_address],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert out.returncode in (0, 1), out.stderr  # 1: the broken mechanism FAILs, as it should
+    (entry,) = json.loads(out.stdout)["zoo"]
+    assert entry["broken"]["n_trials"] == 20000  # every trial ran on the cluster and counted
+    # true epsilon 2 against a claim of 1: 20,000 trials catch it (bound 1.87 in one process)
+    assert entry["broken_verdict"] == "FAIL" and entry["broken_epsilon_lower"] > 1.0

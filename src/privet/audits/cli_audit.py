@@ -190,6 +190,7 @@ def cmd_audit_dp(args: argparse.Namespace) -> int:
                         confidence=args.confidence,
                         trials=n,
                         n_jobs=args.n_jobs,
+                        backend=args.scheduler,
                         random_state=args.seed,
                     )
                     bar.advance(task)
@@ -222,6 +223,7 @@ def cmd_audit_dp(args: argparse.Namespace) -> int:
             max_depth=args.depth,
             one_run=args.one_run,
             n_jobs=args.n_jobs,
+            backend=args.scheduler,
             random_state=args.seed,
             progress=progress,
         )
@@ -269,6 +271,7 @@ def cmd_audit_mia(args: argparse.Namespace) -> int:
             rows=args.rows or None,
             attacks=attacks,
             n_jobs=args.n_jobs,
+            backend=args.scheduler,
             random_state=args.seed,
             progress=progress,
         )
@@ -315,8 +318,8 @@ def cmd_audit_mia(args: argparse.Namespace) -> int:
 # --------------------------------------------------------------------- parser
 
 
-def add_audit_parser(sub: Any) -> argparse.ArgumentParser:
-    """Register ``privet audit {list,dp,mia}`` on the top-level subparsers."""
+def add_audit_parser(sub: Any) -> tuple[argparse.ArgumentParser, Any]:
+    """Register ``privet audit {list,dp,mia}``; return the parser and its subcommands."""
     audit = sub.add_parser(
         "audit",
         help="membership inference and empirical DP tests, with HTML/markdown/JSON reports",
@@ -332,6 +335,12 @@ def add_audit_parser(sub: Any) -> argparse.ArgumentParser:
         p.add_argument("--out", default="privet-audit", help="report directory")
         p.add_argument("--name", default="audit", help="report file stem (default: audit)")
         p.add_argument("--n-jobs", type=int, default=None, help="joblib workers")
+        p.add_argument(
+            "--scheduler",
+            default=None,
+            metavar="ADDRESS",
+            help="run the trainings on this Dask cluster (tcp://HOST:8786) instead of locally",
+        )
         p.add_argument("--seed", type=int, default=0, help="seed of the auditor's choices")
 
     dp = asub.add_parser(
@@ -385,4 +394,4 @@ def add_audit_parser(sub: Any) -> argparse.ArgumentParser:
     mia.set_defaults(func=cmd_audit_mia)
 
     audit.set_defaults(func=lambda a: (audit.print_help(), 2)[1])
-    return audit
+    return audit, asub

@@ -175,8 +175,7 @@ def cmd_audit_list_json(args: argparse.Namespace) -> int:
 def add_parser(sub: Any) -> None:
     from privet.audits.cli_audit import add_audit_parser
 
-    audit = add_audit_parser(sub)
-    asub = next(a for a in audit._actions if isinstance(a, argparse._SubParsersAction))
+    _, asub = add_audit_parser(sub)
     for name in ("dp", "mia"):
         p = asub.choices[name]
         p.add_argument("--json", action="store_true", help="print the report's JSON")

@@ -1,4 +1,4 @@
-"""``privet ledger show|verify|export|history``: read a ledger, never change it.
+"""``privet ledger show|verify|export|history|copy``: read a ledger (and copy it).
 
 Each dataset is opened with :meth:`privet.ledger.Ledger.open` and the ledger
 argument exactly as the user gave it; without ``--dataset`` the file's
@@ -24,15 +24,10 @@ __all__ = ["add_parser", "charge_rows", "datasets_in"]
 
 
 def datasets_in(target: str) -> list[str]:
-    """The dataset names a ledger holds (the one place that lists them).
+    """The dataset names a ledger file or database holds (the one place that lists them)."""
+    from privet.ledger import list_datasets
 
-    Uses the store-independent ``privet.ledger.store.list_datasets`` (files and server
-    URLs) where this privet has it, else the SQLite file listing.
-    """
-    from privet.ledger import sqlite_store, store
-
-    lister = getattr(store, "list_datasets", None) or sqlite_store.list_datasets
-    return [d["name"] for d in lister(target)]
+    return [d["name"] for d in list_datasets(target)]
 
 
 def _chosen(args: argparse.Namespace) -> list[str]:
@@ -220,12 +215,28 @@ def cmd_ledger_history(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_ledger_copy(args: argparse.Namespace) -> int:
+    from privet.ledger import copy_ledger
+
+    copied = copy_ledger(args.source, args.destination, dataset=args.dataset)
+    rows = [{"dataset": c.dataset, "events": c.events, "head": c.head} for c in copied]
+    if args.json:
+        print_json(rows)
+    else:
+        print_table(
+            ["dataset", "events", "head of the hash chain"],
+            [[r["dataset"], r["events"], r["head"][:16] + "..."] for r in rows],
+            title="Copied and verified",
+        )
+    return 0
+
+
 def add_parser(sub: Any) -> None:
     ledger = sub.add_parser("ledger", help="inspect a ledger (show, verify, export, history)")
     lsub = ledger.add_subparsers(dest="ledger_command", metavar="SUBCOMMAND")
 
     def target(p: argparse.ArgumentParser, *, dataset: bool = True) -> None:
-        p.add_argument("file", help="the ledger (a SQLite file)")
+        p.add_argument("file", help="the ledger: a SQLite file or a postgresql:// URL")
         if dataset:
             p.add_argument("--dataset", help="only this dataset")
 
@@ -242,8 +253,8 @@ def add_parser(sub: Any) -> None:
 
     verify = lsub.add_parser(
         "verify",
-        help="check a ledger file's integrity and hash chain",
-        description="Re-read every stored event of every dataset in a SQLite ledger and check "
+        help="check a ledger's integrity and hash chain",
+        description="Re-read every stored event of every dataset in a ledger and check "
         "the hash chain and the stored rows; exit 1 if any dataset was damaged or edited "
         "outside privet. Example: privet ledger verify budget.sqlite",
     )
@@ -273,4 +284,19 @@ def add_parser(sub: Any) -> None:
     target(history)
     history.add_argument("--json", action="store_true", help="print JSON")
     history.set_defaults(func=cmd_ledger_history)
+
+    copy = lsub.add_parser(
+        "copy",
+        help="copy a ledger between a SQLite file and a PostgreSQL database, verified",
+        description="Copy every dataset (or --dataset) of SRC into DST, each a SQLite file or "
+        "a postgresql:// URL, with the same ids and hash chain; the copy is then verified "
+        "event by event against the original. A dataset DST already holds is refused "
+        "(budgets are never merged). Example: privet ledger copy budget.sqlite "
+        "postgresql://privet@db.internal/ledgers",
+    )
+    copy.add_argument("source", help="the ledger to copy: a SQLite file or a postgresql:// URL")
+    copy.add_argument("destination", help="where to copy it: a SQLite file or a postgresql:// URL")
+    copy.add_argument("--dataset", help="only this dataset")
+    copy.add_argument("--json", action="store_true", help="print JSON")
+    copy.set_defaults(func=cmd_ledger_copy)
     ledger.set_defaults(func=lambda a: (ledger.print_help(), 2)[1])
