@@ -241,12 +241,7 @@ class BaseTreeClassifier(ClassifierMixin, BaseEstimator):
 
     # -- prediction --------------------------------------------------------------
     def _codes_for_predict(self, X: Any) -> np.ndarray:
-        try:
-            check_is_fitted(self, "tree_")
-        except Exception:
-            raise NotFittedError(
-                f"This {type(self).__name__} is not fitted yet; call fit(X, y) first."
-            ) from None
+        require_fitted(self, "tree_")
         codes = self._encode_X(self.schema_, X)
         return codes
 
@@ -298,6 +293,16 @@ class BaseTreeClassifier(ClassifierMixin, BaseEstimator):
         self.classes_ = np.asarray(schema.classes, dtype=object)
         if all(isinstance(c, int | np.integer) and not isinstance(c, bool) for c in schema.classes):
             self.classes_ = np.asarray(schema.classes)
+
+
+def require_fitted(estimator: Any, attribute: str) -> None:
+    """Raise privet's ``NotFittedError`` unless ``estimator`` has the fitted ``attribute``."""
+    try:
+        check_is_fitted(estimator, attribute)
+    except Exception:
+        raise NotFittedError(
+            f"This {type(estimator).__name__} is not fitted yet; call fit(X, y) first."
+        ) from None
 
 
 def refuse_non_private(estimator: Any, *, what: str, fix: str) -> None:
@@ -391,5 +396,6 @@ __all__ = [
     "PrivetError",
     "infer_schema",
     "plan_depth",
+    "require_fitted",
 ]
 _ = Real

@@ -26,18 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from privet.errors import InvalidParameterError, UnsupportedEntryError
-from privet.ledger.guarantee import Guarantee, check_delta, check_epsilon
-
-
-def _positive(value: float, name: str, owner: str) -> float:
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise InvalidParameterError(f"{owner}: {name} must be a number, got {value!r}.") from None
-    if not math.isfinite(v) or v <= 0:
-        raise InvalidParameterError(f"{owner}: {name} must be finite and > 0, got {value!r}.")
-    return v
-
+from privet.ledger.guarantee import Guarantee, check_delta, check_epsilon, check_positive
 
 _REGISTRY: dict[str, type[Entry]] = {}
 
@@ -184,9 +173,9 @@ class Laplace(Entry):
     sensitivity: float
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "scale", _positive(self.scale, "scale", "Laplace"))
+        object.__setattr__(self, "scale", check_positive(self.scale, "scale", "Laplace"))
         object.__setattr__(
-            self, "sensitivity", _positive(self.sensitivity, "sensitivity", "Laplace")
+            self, "sensitivity", check_positive(self.sensitivity, "sensitivity", "Laplace")
         )
 
     @property
@@ -209,9 +198,9 @@ class Gaussian(Entry):
     delta: float = 0.0
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "sigma", _positive(self.sigma, "sigma", "Gaussian"))
+        object.__setattr__(self, "sigma", check_positive(self.sigma, "sigma", "Gaussian"))
         object.__setattr__(
-            self, "sensitivity", _positive(self.sensitivity, "sensitivity", "Gaussian")
+            self, "sensitivity", check_positive(self.sensitivity, "sensitivity", "Gaussian")
         )
         object.__setattr__(self, "epsilon", check_epsilon(self.epsilon, allow_inf=True))
         object.__setattr__(self, "delta", check_delta(self.delta))
@@ -267,9 +256,9 @@ class Exponential(Entry):
     monotone: bool = False
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "epsilon", _positive(self.epsilon, "epsilon", "Exponential"))
+        object.__setattr__(self, "epsilon", check_positive(self.epsilon, "epsilon", "Exponential"))
         object.__setattr__(
-            self, "sensitivity", _positive(self.sensitivity, "sensitivity", "Exponential")
+            self, "sensitivity", check_positive(self.sensitivity, "sensitivity", "Exponential")
         )
 
     @property
@@ -288,7 +277,9 @@ class LocalRandomiser(Entry):
     randomiser: str = ""
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "epsilon", _positive(self.epsilon, "epsilon", "LocalRandomiser"))
+        object.__setattr__(
+            self, "epsilon", check_positive(self.epsilon, "epsilon", "LocalRandomiser")
+        )
 
 
 @register_entry

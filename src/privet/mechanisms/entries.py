@@ -18,17 +18,7 @@ from dataclasses import dataclass
 
 from privet.errors import InvalidParameterError
 from privet.ledger import Entry, register_entry
-from privet.ledger.guarantee import check_delta, check_epsilon
-
-
-def _pos(value: float, name: str, owner: str) -> float:
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise InvalidParameterError(f"{owner}: {name} must be a number, got {value!r}.") from None
-    if not math.isfinite(v) or v <= 0:
-        raise InvalidParameterError(f"{owner}: {name} must be finite and > 0, got {value!r}.")
-    return v
+from privet.ledger.guarantee import check_delta, check_epsilon, check_positive
 
 
 @register_entry
@@ -55,8 +45,10 @@ class NoisyMax(Entry):
     monotone: bool = False
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "epsilon", _pos(self.epsilon, "epsilon", "NoisyMax"))
-        object.__setattr__(self, "sensitivity", _pos(self.sensitivity, "sensitivity", "NoisyMax"))
+        object.__setattr__(self, "epsilon", check_positive(self.epsilon, "epsilon", "NoisyMax"))
+        object.__setattr__(
+            self, "sensitivity", check_positive(self.sensitivity, "sensitivity", "NoisyMax")
+        )
         if self.noise not in ("exponential", "gumbel", "discrete_laplace"):
             raise InvalidParameterError(
                 "NoisyMax: noise must be 'exponential', 'gumbel' or 'discrete_laplace', got "
@@ -101,9 +93,11 @@ class DistributedLaplace(Entry):
     discrete: bool = False
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "scale", _pos(self.scale, "scale", "DistributedLaplace"))
+        object.__setattr__(self, "scale", check_positive(self.scale, "scale", "DistributedLaplace"))
         object.__setattr__(
-            self, "sensitivity", _pos(self.sensitivity, "sensitivity", "DistributedLaplace")
+            self,
+            "sensitivity",
+            check_positive(self.sensitivity, "sensitivity", "DistributedLaplace"),
         )
         if int(self.parties) != self.parties or self.parties < 1:
             raise InvalidParameterError(

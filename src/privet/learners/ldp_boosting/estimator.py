@@ -8,16 +8,15 @@ from typing import Any
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils.validation import check_array, check_is_fitted
+from sklearn.utils.validation import check_array
 
 from privet.data import Numeric, Schema
 from privet.errors import (
     InvalidParameterError,
-    NotFittedError,
     RelationMismatchError,
     SchemaError,
 )
-from privet.learners._base import _validate_params, refuse_non_private
+from privet.learners._base import _validate_params, refuse_non_private, require_fitted
 from privet.learners._params import Interval, StrOptions
 from privet.learners.ldp_boosting._owners import assign_groups
 from privet.learners.ldp_boosting.centroid import CentroidLearner
@@ -402,12 +401,7 @@ class LDPBoostingClassifier(ClassifierMixin, BaseEstimator):
 
     # -- predict ---------------------------------------------------------------
     def _check_fitted(self) -> None:
-        try:
-            check_is_fitted(self, "estimators_")
-        except Exception:
-            raise NotFittedError(
-                f"This {type(self).__name__} is not fitted yet; call fit(X, y) first."
-            ) from None
+        require_fitted(self, "estimators_")
 
     def decision_function(self, X: Any) -> np.ndarray:
         """sum_m alpha_m I(T_m(x) = k) / sum_m alpha_m, shape (n, K)."""
