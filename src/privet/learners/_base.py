@@ -156,15 +156,7 @@ class BaseTreeClassifier(ClassifierMixin, BaseEstimator):
                 f"X must be a table of {schema.n_features} feature columns (a DataFrame or a "
                 f"2-D array), got {type(X).__name__}; pass one row per record."
             )
-        try:
-            arr = check_array(X, dtype=None, ensure_all_finite=False, ensure_min_samples=1)
-        except (TypeError, ValueError) as exc:
-            raise SchemaError(f"{exc}") from None
-        if arr.shape[1] != schema.n_features:
-            raise SchemaError(
-                f"X has {arr.shape[1]} columns but the schema has {schema.n_features} "
-                f"features {list(schema.feature_names)}; pass the columns in schema order."
-            )
+        arr = check_table(X, schema)
         frame = pd.DataFrame(arr, columns=list(schema.feature_names))
         frame = frame.infer_objects()
         return schema.encode(frame)
@@ -295,6 +287,29 @@ class BaseTreeClassifier(ClassifierMixin, BaseEstimator):
             self.classes_ = np.asarray(schema.classes)
 
 
+def check_table(X: Any, schema: Schema, *, numeric: bool = False, owner: str = "") -> np.ndarray:
+    """``X`` as a 2-D array with the schema's number of columns, or ``SchemaError``.
+
+    ``numeric=True`` also requires finite numbers (a float array); ``owner``
+    prefixes the message of a malformed array.
+    """
+    try:
+        arr = check_array(
+            X,
+            dtype=float if numeric else None,
+            ensure_all_finite=numeric,
+            ensure_min_samples=1,
+        )
+    except (TypeError, ValueError) as exc:
+        raise SchemaError(f"{owner}: {exc}" if owner else f"{exc}") from None
+    if arr.shape[1] != schema.n_features:
+        raise SchemaError(
+            f"X has {arr.shape[1]} columns but the schema has {schema.n_features} "
+            f"features {list(schema.feature_names)}; pass the columns in schema order."
+        )
+    return arr
+
+
 def require_fitted(estimator: Any, attribute: str) -> None:
     """Raise privet's ``NotFittedError`` unless ``estimator`` has the fitted ``attribute``."""
     try:
@@ -394,6 +409,7 @@ __all__ = [
     "PrivacyPlan",
     "PrivacyWarning",
     "PrivetError",
+    "check_table",
     "infer_schema",
     "plan_depth",
     "require_fitted",

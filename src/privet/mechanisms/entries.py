@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from privet.errors import InvalidParameterError
 from privet.ledger import Entry, register_entry
-from privet.ledger.guarantee import check_delta, check_epsilon, check_positive
+from privet.ledger.guarantee import check_delta, check_epsilon
 
 
 @register_entry
@@ -45,10 +45,7 @@ class NoisyMax(Entry):
     monotone: bool = False
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "epsilon", check_positive(self.epsilon, "epsilon", "NoisyMax"))
-        object.__setattr__(
-            self, "sensitivity", check_positive(self.sensitivity, "sensitivity", "NoisyMax")
-        )
+        self._positive_fields("epsilon", "sensitivity")
         if self.noise not in ("exponential", "gumbel", "discrete_laplace"):
             raise InvalidParameterError(
                 "NoisyMax: noise must be 'exponential', 'gumbel' or 'discrete_laplace', got "
@@ -93,12 +90,7 @@ class DistributedLaplace(Entry):
     discrete: bool = False
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "scale", check_positive(self.scale, "scale", "DistributedLaplace"))
-        object.__setattr__(
-            self,
-            "sensitivity",
-            check_positive(self.sensitivity, "sensitivity", "DistributedLaplace"),
-        )
+        self._positive_fields("scale", "sensitivity")
         if int(self.parties) != self.parties or self.parties < 1:
             raise InvalidParameterError(
                 f"DistributedLaplace: parties must be an int >= 1, got {self.parties!r}."
