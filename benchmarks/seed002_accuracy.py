@@ -167,9 +167,7 @@ def run_fig3a(n_splits: int) -> None:
                 acc, _ = accuracy(method, 2.0, settings, schema, Xtr, ytr, Xte, yte, s)
                 rows.append(dict(n_trees=tau, method=method, split=s, accuracy=acc))
         print("split", s, flush=True)
-    df = pd.DataFrame(rows)
-    df.to_csv(RESULTS / "seed002_fig3a.csv", index=False)
-    _line_plot(df, "n_trees", "seed002_fig3a.png", "Car, eps=2, h=4: accuracy vs trees")
+    _save_curve(rows, "n_trees", "seed002_fig3a", "Car, eps=2, h=4: accuracy vs trees")
 
 
 def run_fig3b(n_splits: int) -> None:
@@ -185,9 +183,7 @@ def run_fig3b(n_splits: int) -> None:
                 acc, _ = accuracy(method, 2.0, settings, schema, X, y, Xq, yq, s)
                 rows.append(dict(n_queries=b, method=method, split=s, accuracy=acc))
         print("rep", s, flush=True)
-    df = pd.DataFrame(rows)
-    df.to_csv(RESULTS / "seed002_fig3b.csv", index=False)
-    _line_plot(df, "n_queries", "seed002_fig3b.png", "Car, eps=2, h=4, tau=16: accuracy vs queries")
+    _save_curve(rows, "n_queries", "seed002_fig3b", "Car, eps=2, h=4, tau=16: accuracy vs queries")
 
 
 def run_fig4(n_splits: int) -> None:
@@ -200,9 +196,14 @@ def run_fig4(n_splits: int) -> None:
                 acc, _ = accuracy(method, eps, settings, schema, Xtr, ytr, Xte, yte, s)
                 rows.append(dict(eps=eps, method=method, split=s, accuracy=acc))
         print("split", s, flush=True)
+    _save_curve(rows, "eps", "seed002_fig4", "Car, tau=16, h=3: subsample-and-aggregate")
+
+
+def _save_curve(rows: list[dict], x: str, stem: str, title: str) -> None:
+    """``stem``.csv of the rows and ``stem``.png of accuracy against ``x``."""
     df = pd.DataFrame(rows)
-    df.to_csv(RESULTS / "seed002_fig4.csv", index=False)
-    _line_plot(df, "eps", "seed002_fig4.png", "Car, tau=16, h=3: subsample-and-aggregate")
+    df.to_csv(RESULTS / f"{stem}.csv", index=False)
+    _line_plot(df, x, f"{stem}.png", title)
 
 
 def _line_plot(df: pd.DataFrame, x: str, out: str, title: str) -> None:

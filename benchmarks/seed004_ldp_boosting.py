@@ -205,6 +205,30 @@ def unbounded():
     return Ledger(budget=Guarantee.unbounded(), relation="replace_one")
 
 
+def save(rows: list[dict], name: str) -> pd.DataFrame:
+    """The rows as a table, written to ``OUT / name`` (CSV)."""
+    df = pd.DataFrame(rows)
+    df.to_csv(OUT / name, index=False)
+    return df
+
+
+def curve(dname, yte, model, epsilon, strict, errors, seconds) -> list[dict]:
+    """One row per boosting round m: the test error of the first m stumps."""
+    return [
+        dict(
+            data=dname,
+            model=model,
+            epsilon=epsilon,
+            strict=strict,
+            rounds=m,
+            error=e,
+            majority_error=1 - majority(yte),
+            seconds=seconds,
+        )
+        for m, e in enumerate(errors, 1)
+    ]
+
+
 # -------------------------------------------------------------- experiments
 def table2(reps: int = 10):
     """MSE of the mean of the owners' perturbed LR parameter vectors (unit scale)."""
@@ -240,9 +264,7 @@ def table2(reps: int = 10):
                         d=shares.shape[1],
                     )
                 )
-    df = pd.DataFrame(rows)
-    df.to_csv(OUT / "seed004_table2.csv", index=False)
-    return df
+    return save(rows, "seed004_table2.csv")
 
 
 def accuracy_vs_eps(base: str, reps: int = 1):
@@ -281,9 +303,7 @@ def accuracy_vs_eps(base: str, reps: int = 1):
                             majority=majority(yte),
                         )
                     )
-    df = pd.DataFrame(rows)
-    df.to_csv(OUT / f"seed004_{base}_vs_eps.csv", index=False)
-    return df
+    return save(rows, f"seed004_{base}_vs_eps.csv")
 
 
 def boosted_ncc(rounds: int = 10, reps: int = 1):
@@ -323,9 +343,7 @@ def boosted_ncc(rounds: int = 10, reps: int = 1):
                         majority_error=1 - majority(yte),
                     )
                 )
-    df = pd.DataFrame(rows)
-    df.to_csv(OUT / "seed004_boosted_ncc.csv", index=False)
-    return df
+    return save(rows, "seed004_boosted_ncc.csv")
 
 
 def hitrate(runs: int = 100):
@@ -364,9 +382,7 @@ def hitrate(runs: int = 100):
                         top3=hits3 / runs,
                     )
                 )
-    df = pd.DataFrame(rows)
-    df.to_csv(OUT / "seed004_hitrate.csv", index=False)
-    return df
+    return save(rows, "seed004_hitrate.csv")
 
 
 def bdt(rounds: int = 20, reps: int = 1):
@@ -387,19 +403,8 @@ def bdt(rounds: int = 20, reps: int = 1):
             DecisionTreeClassifier(max_depth=1), n_estimators=rounds, random_state=0
         ).fit(Xtr, ytr)
         t_sk = time.time() - t
-        for m, p in enumerate(sk.staged_predict(Xte), 1):
-            rows.append(
-                dict(
-                    data=dname,
-                    model="sklearn AdaBoost (SAMME, stumps)",
-                    epsilon="-",
-                    strict="-",
-                    rounds=m,
-                    error=(p != yte).mean(),
-                    majority_error=1 - majority(yte),
-                    seconds=t_sk,
-                )
-            )
+        staged = [(p != yte).mean() for p in sk.staged_predict(Xte)]
+        rows += curve(dname, yte, "sklearn AdaBoost (SAMME, stumps)", "-", "-", staged, t_sk)
         from privet.learners.ldp_boosting import without_noise
 
         with without_noise(i_understand_this_is_not_private=True):
@@ -413,19 +418,8 @@ def bdt(rounds: int = 20, reps: int = 1):
                 random_state=0,
             ).fit(Xtr, ytr, owners=n_owners)
             secs = time.time() - t
-        for m, p in enumerate(clf.staged_predict(Xte), 1):
-            rows.append(
-                dict(
-                    data=dname,
-                    model="boosted stumps, no noise (testing hook)",
-                    epsilon="-",
-                    strict="-",
-                    rounds=m,
-                    error=(p != yte).mean(),
-                    majority_error=1 - majority(yte),
-                    seconds=secs,
-                )
-            )
+        staged = [(p != yte).mean() for p in clf.staged_predict(Xte)]
+        rows += curve(dname, yte, "boosted stumps, no noise (testing hook)", "-", "-", staged, secs)
         for eps in eps_list:
             for strict in (True, False):
                 errs = np.zeros(rounds)
@@ -442,22 +436,8 @@ def bdt(rounds: int = 20, reps: int = 1):
                     ).fit(Xtr, ytr, owners=n_owners)
                     errs += [(p != yte).mean() for p in clf.staged_predict(Xte)]
                 secs = (time.time() - t) / reps
-                for m, e in enumerate(errs / reps, 1):
-                    rows.append(
-                        dict(
-                            data=dname,
-                            model="LDP boosted stumps (PM)",
-                            epsilon=eps,
-                            strict=strict,
-                            rounds=m,
-                            error=e,
-                            majority_error=1 - majority(yte),
-                            seconds=secs,
-                        )
-                    )
-    df = pd.DataFrame(rows)
-    df.to_csv(OUT / "seed004_bdt.csv", index=False)
-    return df
+                rows += curve(dname, yte, "LDP boosted stumps (PM)", eps, strict, errs / reps, secs)
+    return save(rows, "seed004_bdt.csv")
 
 
 def owners_sweep(reps: int = 2):
@@ -508,9 +488,7 @@ def owners_sweep(reps: int = 2):
                             majority=majority(yte),
                         )
                     )
-    df = pd.DataFrame(rows)
-    df.to_csv(OUT / "seed004_owners.csv", index=False)
-    return df
+    return save(rows, "seed004_owners.csv")
 
 
 PAPER_TABLE2_MNIST = {  # seed 004, Table 2, MNIST (d = 50), mean MSE

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from privet.data import find_data_file
+from privet.data import find_data_file, load_dataset
 from privet.errors import DataNotFoundError
 
 
@@ -54,3 +54,15 @@ def postgres_server():
     server = TemporaryPostgres().start()
     yield server
     server.close()
+
+
+@pytest.fixture(scope="module")
+def car():
+    """The bundled Car evaluation dataset (loaded once per test module)."""
+    return load_dataset("car")
+
+
+@pytest.fixture(scope="module")
+def tennis():
+    """The bundled play-tennis dataset (loaded once per test module)."""
+    return load_dataset("tennis")

@@ -13,8 +13,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import math
-import signal
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -23,6 +22,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+from _alarm import time_limit
 from privet.audits import (
     audit_learner,
     canary_pair,
@@ -38,7 +38,6 @@ from privet.audits import (
 )
 from privet.audits.learners import LearnerBuilder, LearnerSpec
 from privet.audits.mia import evaluate_scores, membership_inference
-from privet.data import load_dataset
 from privet.errors import PrivetError
 from privet.learners import ID3Classifier
 from privet.ledger.entries import Entry
@@ -52,20 +51,9 @@ FUZZ = settings(
 ALARM_SECONDS = 60  # generous: the machine is shared; a hang is far longer
 
 
-@contextlib.contextmanager
-def no_hang(seconds: int = ALARM_SECONDS) -> Iterator[None]:
+def no_hang(seconds: int = ALARM_SECONDS) -> contextlib.AbstractContextManager[None]:
     """Fail the example if the call runs for more than ``seconds``."""
-
-    def alarm(signum: int, frame: Any) -> None:
-        raise TimeoutError(f"the call did not return within {seconds} s")
-
-    old = signal.signal(signal.SIGALRM, alarm)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, old)
+    return time_limit(seconds)
 
 
 def privet_error_or(call: Callable[[], Any]) -> Any:
@@ -111,11 +99,6 @@ def resolves(name: Any) -> bool:
     except PrivetError:
         return False
     return True
-
-
-@pytest.fixture(scope="module")
-def car():
-    return load_dataset("car")
 
 
 # --------------------------------------------------------------- audit_learner

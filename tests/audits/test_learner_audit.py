@@ -32,16 +32,10 @@ from privet.audits.learner_audit import (
     lone_leaf_pair,
     near_tie_pair,
 )
-from privet.data import load_dataset
 from privet.errors import InvalidParameterError
 from privet.learners._trees.scores import contingency, max_operator
 
 CONFIDENCE = 0.999
-
-
-@pytest.fixture(scope="module")
-def car():
-    return load_dataset("car")
 
 
 @pytest.fixture(scope="module")

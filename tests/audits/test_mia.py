@@ -44,16 +44,10 @@ from privet.audits.mia import (
     shokri_attack,
     tune_rmia_a,
 )
-from privet.data import load_dataset
 from privet.errors import InvalidParameterError
 from privet.learners import DPID3Classifier, ID3Classifier
 
 CONF = 0.95
-
-
-@pytest.fixture(scope="module")
-def car():
-    return load_dataset("car")
 
 
 @pytest.fixture(scope="module")

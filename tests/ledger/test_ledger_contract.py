@@ -728,20 +728,16 @@ class LedgerContract:
             Ledger.from_json(json.dumps({"format": "other"}))
 
     # ------------------------------------------------------------- properties
+    @pytest.mark.parametrize(
+        "relation, method, distance",
+        [("add_remove", "poisson", 1), ("replace_one", "without_replacement", 2)],
+    )
     @HYPO
     @given(tree=_trees(3, with_delta=False))
-    def test_spent_equals_brute_force_add_remove(self, tree):
-        led = self.make(Guarantee(1e6))
-        build(tree, led.root, relation_value="add_remove", method="poisson")
-        eps, _ = brute_force(tree, 1)
-        assert close_enough(led.spent().epsilon, eps), (led.spent(), eps)
-
-    @HYPO
-    @given(tree=_trees(3, with_delta=False))
-    def test_spent_equals_brute_force_replace_one(self, tree):
-        led = self.make(Guarantee(1e6), relation="replace_one")
-        build(tree, led.root, relation_value="replace_one", method="without_replacement")
-        eps, _ = brute_force(tree, 2)
+    def test_spent_equals_brute_force(self, tree, relation, method, distance):
+        led = self.make(Guarantee(1e6), relation=relation)
+        build(tree, led.root, relation_value=relation, method=method)
+        eps, _ = brute_force(tree, distance)
         assert close_enough(led.spent().epsilon, eps), (led.spent(), eps)
 
     @HYPO

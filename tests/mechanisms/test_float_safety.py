@@ -4,8 +4,9 @@ A randomiser computed in floats from its input can release outputs that one
 input produces and another cannot (Mironov 2012). The support test draws
 200,000 outputs on input 0 (the middle of [-1, 1]) and checks, white-box,
 whether each could have been produced on input 1: the naive float piecewise
-mechanism (Alg. 3 of seed 004 as written, kept here as a bug-zoo fixture)
-fails it for about a third of its outputs, privet's randomisers for none.
+mechanism (Alg. 3 of seed 004 as written, the bug zoo's fixture in
+privet.audits.zoo_mechanisms) fails it for about a third of its outputs,
+privet's randomisers for none.
 privet's own DP test (:func:`privet.testing.assert_dp`) then audits every
 local randomiser on two statistics: the output itself and its eight
 lowest-order mantissa bits, and flags the naive mechanism through its
@@ -25,6 +26,8 @@ import numpy as np
 import pytest
 from mech_stats import ALPHA, assert_mean, assert_variance
 
+from privet.audits.zoo_mechanisms import naive_piecewise
+from privet.audits.zoo_mechanisms import naive_piecewise_reachable as naive_reachable
 from privet.ledger import Ledger
 from privet.mechanisms import (
     DuchiMechanism,
@@ -41,44 +44,6 @@ from privet.testing import assert_dp
 
 SUPPORT_SAMPLES = 200_000
 DP_TRIALS = 200_000
-
-
-# ------------------------------------------------------------ the broken fixture
-def naive_piecewise(x: float, size: int, epsilon: float = 1.0) -> np.ndarray:
-    """Alg. 3 of seed 004 in floats, as privet sampled it before issue 11 (do not use)."""
-    rng = local_rng()
-    c = 1.0 + 2.0 / math.expm1(epsilon / 2)
-    p_in = math.exp(epsilon / 2) / (math.exp(epsilon / 2) + 1)
-    xs = np.full(size, float(x))
-    left = (c + 1) / 2 * xs - (c - 1) / 2
-    right = left + c - 1
-    inside = rng.random(size) < p_in
-    w = rng.random(size)
-    t = w * (c + 1)
-    y_out = np.where(t < left + c, t - c, right + (t - (left + c)))
-    return np.where(inside, left + w * (c - 1), y_out)
-
-
-def naive_reachable(y: np.ndarray, x: float, epsilon: float = 1.0) -> np.ndarray:
-    """Whether the naive mechanism on input x can output each y exactly.
-
-    Its uniform draws are w = i 2^-53 (numpy's ``random``); each branch of
-    Alg. 3 is inverted for w and the neighbouring candidates are replayed.
-    """
-    c = 1.0 + 2.0 / math.expm1(epsilon / 2)
-    left = (c + 1) / 2 * x - (c - 1) / 2
-    right = left + c - 1
-    ulp = 2.0**-53
-    found = np.zeros(y.shape, dtype=bool)
-    guesses = [(y - left) / (c - 1), (y + c) / (c + 1), (y - right + left + c) / (c + 1)]
-    for guess in guesses:
-        base = np.round(guess / ulp)
-        for off in range(-3, 4):
-            w = np.clip(base + off, 0, 2**53 - 1) * ulp
-            t = w * (c + 1)
-            y_out = np.where(t < left + c, t - c, right + (t - (left + c)))
-            found |= (left + w * (c - 1) == y) | (y_out == y)
-    return found
 
 
 def grid_reachable(mech: Any, y: np.ndarray, factor: float = 1.0) -> np.ndarray:

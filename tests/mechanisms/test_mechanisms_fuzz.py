@@ -12,8 +12,7 @@ from __future__ import annotations
 import contextlib
 import math
 import os
-import signal
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -22,6 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import privet.mechanisms as pm
+from _alarm import time_limit
 from privet.errors import PrivetError
 from privet.ledger import Guarantee, Ledger
 
@@ -33,22 +33,9 @@ FUZZ = settings(
 )
 
 
-class Hang(Exception):
-    """Raised by the alarm: the call did not finish in SECONDS."""
-
-
-@contextlib.contextmanager
-def bounded(seconds: int = SECONDS) -> Iterator[None]:
-    def on_alarm(signum: int, frame: Any) -> None:
-        raise Hang(f"call did not finish in {seconds} s")
-
-    old = signal.signal(signal.SIGALRM, on_alarm)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, old)
+def bounded(seconds: int = SECONDS) -> contextlib.AbstractContextManager[None]:
+    """Fail the example (``TimeoutError``) if the call runs for more than ``seconds``."""
+    return time_limit(seconds)
 
 
 # ------------------------------------------------------------------ strategies

@@ -156,15 +156,7 @@ class BaseTreeClassifier(ClassifierMixin, BaseEstimator):
                 f"X must be a table of {schema.n_features} feature columns (a DataFrame or a "
                 f"2-D array), got {type(X).__name__}; pass one row per record."
             )
-        try:
-            arr = check_array(X, dtype=None, ensure_all_finite=False, ensure_min_samples=1)
-        except (TypeError, ValueError) as exc:
-            raise SchemaError(f"{exc}") from None
-        if arr.shape[1] != schema.n_features:
-            raise SchemaError(
-                f"X has {arr.shape[1]} columns but the schema has {schema.n_features} "
-                f"features {list(schema.feature_names)}; pass the columns in schema order."
-            )
+        arr = check_table(X, schema)
         frame = pd.DataFrame(arr, columns=list(schema.feature_names))
         frame = frame.infer_objects()
         return schema.encode(frame)
@@ -241,12 +233,7 @@ class BaseTreeClassifier(ClassifierMixin, BaseEstimator):
 
     # -- prediction --------------------------------------------------------------
     def _codes_for_predict(self, X: Any) -> np.ndarray:
-        try:
-            check_is_fitted(self, "tree_")
-        except Exception:
-            raise NotFittedError(
-                f"This {type(self).__name__} is not fitted yet; call fit(X, y) first."
-            ) from None
+        require_fitted(self, "tree_")
         codes = self._encode_X(self.schema_, X)
         return codes
 
@@ -298,6 +285,39 @@ class BaseTreeClassifier(ClassifierMixin, BaseEstimator):
         self.classes_ = np.asarray(schema.classes, dtype=object)
         if all(isinstance(c, int | np.integer) and not isinstance(c, bool) for c in schema.classes):
             self.classes_ = np.asarray(schema.classes)
+
+
+def check_table(X: Any, schema: Schema, *, numeric: bool = False, owner: str = "") -> np.ndarray:
+    """``X`` as a 2-D array with the schema's number of columns, or ``SchemaError``.
+
+    ``numeric=True`` also requires finite numbers (a float array); ``owner``
+    prefixes the message of a malformed array.
+    """
+    try:
+        arr = check_array(
+            X,
+            dtype=float if numeric else None,
+            ensure_all_finite=numeric,
+            ensure_min_samples=1,
+        )
+    except (TypeError, ValueError) as exc:
+        raise SchemaError(f"{owner}: {exc}" if owner else f"{exc}") from None
+    if arr.shape[1] != schema.n_features:
+        raise SchemaError(
+            f"X has {arr.shape[1]} columns but the schema has {schema.n_features} "
+            f"features {list(schema.feature_names)}; pass the columns in schema order."
+        )
+    return arr
+
+
+def require_fitted(estimator: Any, attribute: str) -> None:
+    """Raise privet's ``NotFittedError`` unless ``estimator`` has the fitted ``attribute``."""
+    try:
+        check_is_fitted(estimator, attribute)
+    except Exception:
+        raise NotFittedError(
+            f"This {type(estimator).__name__} is not fitted yet; call fit(X, y) first."
+        ) from None
 
 
 def refuse_non_private(estimator: Any, *, what: str, fix: str) -> None:
@@ -389,7 +409,9 @@ __all__ = [
     "PrivacyPlan",
     "PrivacyWarning",
     "PrivetError",
+    "check_table",
     "infer_schema",
     "plan_depth",
+    "require_fitted",
 ]
 _ = Real

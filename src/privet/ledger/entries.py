@@ -26,18 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from privet.errors import InvalidParameterError, UnsupportedEntryError
-from privet.ledger.guarantee import Guarantee, check_delta, check_epsilon
-
-
-def _positive(value: float, name: str, owner: str) -> float:
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise InvalidParameterError(f"{owner}: {name} must be a number, got {value!r}.") from None
-    if not math.isfinite(v) or v <= 0:
-        raise InvalidParameterError(f"{owner}: {name} must be finite and > 0, got {value!r}.")
-    return v
-
+from privet.ledger.guarantee import Guarantee, check_delta, check_epsilon, check_positive
 
 _REGISTRY: dict[str, type[Entry]] = {}
 
@@ -103,6 +92,12 @@ class Entry:
 
     def guarantee(self) -> Guarantee:
         return Guarantee(self.epsilon, self.delta)
+
+    def _positive_fields(self, *names: str) -> None:
+        """Store each named field as a finite float > 0, or raise (for ``__post_init__``)."""
+        owner = type(self).__name__
+        for name in names:
+            object.__setattr__(self, name, check_positive(getattr(self, name), name, owner))
 
     def to_dict(self) -> dict[str, Any]:
         fields = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
@@ -184,10 +179,7 @@ class Laplace(Entry):
     sensitivity: float
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "scale", _positive(self.scale, "scale", "Laplace"))
-        object.__setattr__(
-            self, "sensitivity", _positive(self.sensitivity, "sensitivity", "Laplace")
-        )
+        self._positive_fields("scale", "sensitivity")
 
     @property
     def epsilon(self) -> float:
@@ -209,10 +201,7 @@ class Gaussian(Entry):
     delta: float = 0.0
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "sigma", _positive(self.sigma, "sigma", "Gaussian"))
-        object.__setattr__(
-            self, "sensitivity", _positive(self.sensitivity, "sensitivity", "Gaussian")
-        )
+        self._positive_fields("sigma", "sensitivity")
         object.__setattr__(self, "epsilon", check_epsilon(self.epsilon, allow_inf=True))
         object.__setattr__(self, "delta", check_delta(self.delta))
         if self.sensitivity / self.sigma > 1e100:
@@ -267,10 +256,7 @@ class Exponential(Entry):
     monotone: bool = False
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "epsilon", _positive(self.epsilon, "epsilon", "Exponential"))
-        object.__setattr__(
-            self, "sensitivity", _positive(self.sensitivity, "sensitivity", "Exponential")
-        )
+        self._positive_fields("epsilon", "sensitivity")
 
     @property
     def rho(self) -> float:
@@ -288,7 +274,7 @@ class LocalRandomiser(Entry):
     randomiser: str = ""
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "epsilon", _positive(self.epsilon, "epsilon", "LocalRandomiser"))
+        self._positive_fields("epsilon")
 
 
 @register_entry

@@ -39,6 +39,17 @@ def check_delta(delta: float, name: str = "delta") -> float:
     return value
 
 
+def check_positive(value: float, name: str, owner: str) -> float:
+    """``value`` as a finite float > 0 (an entry's scale, sigma or sensitivity), or raise."""
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise InvalidParameterError(f"{owner}: {name} must be a number, got {value!r}.") from None
+    if not math.isfinite(v) or v <= 0:
+        raise InvalidParameterError(f"{owner}: {name} must be finite and > 0, got {value!r}.")
+    return v
+
+
 @dataclass(frozen=True, slots=True)
 class Guarantee:
     """An (epsilon, delta)-DP guarantee; ``delta=0`` is pure DP.

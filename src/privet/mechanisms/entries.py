@@ -21,16 +21,6 @@ from privet.ledger import Entry, register_entry
 from privet.ledger.guarantee import check_delta, check_epsilon
 
 
-def _pos(value: float, name: str, owner: str) -> float:
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise InvalidParameterError(f"{owner}: {name} must be a number, got {value!r}.") from None
-    if not math.isfinite(v) or v <= 0:
-        raise InvalidParameterError(f"{owner}: {name} must be finite and > 0, got {value!r}.")
-    return v
-
-
 @register_entry
 @dataclass(frozen=True, slots=True, kw_only=True)
 class NoisyMax(Entry):
@@ -55,8 +45,7 @@ class NoisyMax(Entry):
     monotone: bool = False
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "epsilon", _pos(self.epsilon, "epsilon", "NoisyMax"))
-        object.__setattr__(self, "sensitivity", _pos(self.sensitivity, "sensitivity", "NoisyMax"))
+        self._positive_fields("epsilon", "sensitivity")
         if self.noise not in ("exponential", "gumbel", "discrete_laplace"):
             raise InvalidParameterError(
                 "NoisyMax: noise must be 'exponential', 'gumbel' or 'discrete_laplace', got "
@@ -101,10 +90,7 @@ class DistributedLaplace(Entry):
     discrete: bool = False
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "scale", _pos(self.scale, "scale", "DistributedLaplace"))
-        object.__setattr__(
-            self, "sensitivity", _pos(self.sensitivity, "sensitivity", "DistributedLaplace")
-        )
+        self._positive_fields("scale", "sensitivity")
         if int(self.parties) != self.parties or self.parties < 1:
             raise InvalidParameterError(
                 f"DistributedLaplace: parties must be an int >= 1, got {self.parties!r}."

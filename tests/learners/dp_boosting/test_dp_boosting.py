@@ -8,13 +8,13 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
-import sklearn
 from scipy import stats
 from sklearn.base import clone
 from sklearn.ensemble import HistGradientBoostingClassifier
 from sklearn.metrics import roc_auc_score
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
+from _sklearn_checks import DP_EXPECTED, run_check
 from privet.data import load_dataset
 from privet.errors import (
     BudgetExceededError,
@@ -29,11 +29,6 @@ from privet.learners.dp_boosting.booster import noise_disabled_for_tests
 from privet.ledger import Gaussian, Guarantee, Ledger
 
 warnings.filterwarnings("ignore", category=PrivacyWarning)
-
-
-@pytest.fixture(scope="module")
-def car():
-    return load_dataset("car")
 
 
 @pytest.fixture(scope="module")
@@ -221,36 +216,18 @@ def test_tree_shapes_depend_on_random_state_only(car):
     assert sorted(f for (f,) in sched[:6]) == list(range(6))  # each pass visits every feature
 
 
-# scikit-learn 1.6's own check casts a categorical-input estimator's X to int and then
-# subtracts a float mean in place (numpy refuses the cast); 1.7 fixed the check
-SKLEARN_16_BUG = (
-    {"check_positive_only_tag_during_fit": "bug in scikit-learn 1.6's own check"}
-    if sklearn.__version__.startswith("1.6.")
-    else {}
-)
+EXPECTED = DP_EXPECTED | {
+    "check_decision_proba_consistency": "its test rows lie outside the numeric bounds "
+    "inferred from its training rows, which the schema refuses (SchemaError)",
+}
 
 
 @parametrize_with_checks(
     [DPGradientBoostingClassifier(public_domain="infer", epsilon=1.0, n_estimators=4)],
-    expected_failed_checks=lambda est: SKLEARN_16_BUG | {
-        "check_classifiers_regression_target": "inferred domain treats every value as a class",
-        "check_supervised_y_2d": "y of shape (n, 1) is accepted and flattened without a warning",
-        "check_n_features_in_after_fitting": "privet raises SchemaError with its own message",
-        "check_fit_idempotent": "two trainings differ by privacy noise (cannot be seeded)",
-        "check_classifier_data_not_an_array": "two trainings differ by privacy noise",
-        "check_estimators_data_not_an_array": "two trainings differ by privacy noise",
-        "check_pipeline_consistency": "two trainings differ by privacy noise",
-        "check_readonly_memmap_input": "two trainings differ by privacy noise",
-        "check_classifiers_classes": "a DP model on tiny data may never predict some class",
-        "check_classifiers_train": "epsilon=1 on tiny data need not reach sklearn's floor",
-        "check_decision_proba_consistency": "its test rows lie outside the numeric bounds "
-        "inferred from its training rows, which the schema refuses (SchemaError)",
-    },
+    expected_failed_checks=lambda est: EXPECTED,
 )
 def test_sklearn_compatible(estimator, check):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", PrivacyWarning)
-        check(estimator)
+    run_check(estimator, check)
 
 
 # ------------------------------------------------------------------ noise

@@ -15,11 +15,6 @@ from privet.learners import DPID3Classifier, ID3Classifier, PrivacyWarning
 from privet.ledger import Guarantee, Ledger
 
 
-@pytest.fixture(scope="module")
-def car():
-    return load_dataset("car")
-
-
 def test_spent_equals_requested_epsilon(car):
     for depth in (0, 1, 3):
         for leaf in ("laplace", "exponential"):

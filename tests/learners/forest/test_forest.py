@@ -8,18 +8,11 @@ import math
 import numpy as np
 import pytest
 
-from privet.data import load_dataset
 from privet.errors import BudgetExceededError, InvalidParameterError, UnsupportedEntryError
 from privet.learners.forest import DPExtraTreesClassifier, DPRandomForestClassifier
 from privet.learners.oblivious_id3 import ObliviousID3Classifier
 from privet.learners.partial_mpc_id3 import PartialMPCID3Classifier
 from privet.ledger import Guarantee, Ledger
-
-
-@pytest.fixture(scope="module")
-def car():
-    return load_dataset("car")
-
 
 FORESTS = [
     pytest.param(DPRandomForestClassifier, {"tree": "oblivious"}, id="oblivious"),

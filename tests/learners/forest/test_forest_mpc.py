@@ -13,7 +13,7 @@ import math
 import numpy as np
 import pytest
 
-from privet.data import load_dataset, one_hot
+from privet.data import one_hot
 from privet.errors import BudgetExceededError, InvalidParameterError, MPCError
 from privet.learners import DPRandomForestClassifier, ObliviousID3Classifier
 from privet.learners._trees.tree import Tree, TreeBuilder, oblivious_predict
@@ -22,16 +22,6 @@ from privet.learners.oblivious_id3.protocol import reconstruct
 from privet.ledger import Guarantee, Ledger
 
 pytestmark = pytest.mark.filterwarnings("ignore::privet.learners.PrivacyWarning")
-
-
-@pytest.fixture(scope="module")
-def tennis():
-    return load_dataset("tennis")
-
-
-@pytest.fixture(scope="module")
-def car():
-    return load_dataset("car")
 
 
 class Exploding:

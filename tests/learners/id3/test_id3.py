@@ -7,11 +7,6 @@ from privet.data import load_dataset
 from privet.learners import ID3Classifier
 
 
-@pytest.fixture(scope="module")
-def tennis():
-    return load_dataset("tennis")
-
-
 def test_id3_fits_tennis_perfectly_with_entropy(tennis):
     # Quinlan's textbook example: ID3 with information gain separates the 14 days.
     m = ID3Classifier(max_depth=4, criterion="entropy", schema=tennis.schema)

@@ -104,22 +104,17 @@ def test_matrix_forms_equal_direct_evaluation(seed, sizes, depth, q, d_bar) -> N
 
 
 def test_trees_depend_on_the_schema_and_seed_only() -> None:
-    a = build_forest(
-        (4, 3, 3),
-        n_trees=5,
-        max_depth=2,
-        n_ensembles=1,
-        max_features=3,
-        rng=np.random.default_rng(3),
-    )
-    b = build_forest(
-        (4, 3, 3),
-        n_trees=5,
-        max_depth=2,
-        n_ensembles=1,
-        max_features=3,
-        rng=np.random.default_rng(3),
-    )
+    def forest_of_seed_3():
+        return build_forest(
+            (4, 3, 3),
+            n_trees=5,
+            max_depth=2,
+            n_ensembles=1,
+            max_features=3,
+            rng=np.random.default_rng(3),
+        )
+
+    a, b = forest_of_seed_3(), forest_of_seed_3()
     assert np.array_equal(a[0].paths.values, b[0].paths.values)
     assert a[0].paths.l1_norm() == 5  # ||T||_1 = tau: every cell in one leaf per tree
 

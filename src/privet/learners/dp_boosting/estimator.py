@@ -7,11 +7,10 @@ from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
-from sklearn.utils.validation import check_is_fitted
 
 from privet.data import Schema
-from privet.errors import InvalidParameterError, NotFittedError
-from privet.learners._base import BaseTreeClassifier, _validate_params
+from privet.errors import InvalidParameterError
+from privet.learners._base import BaseTreeClassifier, _validate_params, require_fitted
 from privet.learners._params import Interval
 from privet.learners.dp_boosting.binning import default_n_trees, feature_schedule, n_leaves
 from privet.learners.dp_boosting.booster import (
@@ -275,12 +274,7 @@ class DPGradientBoostingClassifier(BaseTreeClassifier):
         return F[:, 0] if F.shape[1] == 1 else F
 
     def _raw(self, X: Any) -> np.ndarray:
-        try:
-            check_is_fitted(self, "trees_")
-        except Exception:
-            raise NotFittedError(
-                f"This {type(self).__name__} is not fitted yet; call fit(X, y) first."
-            ) from None
+        require_fitted(self, "trees_")
         codes = self._encode_X(self.schema_, X)
         sizes = self.schema_.domain_sizes
         K = self.trees_[0].values.shape[1] if self.trees_ else 1

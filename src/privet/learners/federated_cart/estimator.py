@@ -10,8 +10,13 @@ import pandas as pd
 from sklearn.utils.validation import check_array, check_is_fitted
 
 from privet.data import Schema
-from privet.errors import InvalidParameterError, NotFittedError, SchemaError
-from privet.learners._base import BaseTreeClassifier, _validate_params, charged_in_full_on_failure
+from privet.errors import InvalidParameterError, SchemaError
+from privet.learners._base import (
+    BaseTreeClassifier,
+    _validate_params,
+    charged_in_full_on_failure,
+    require_fitted,
+)
 from privet.learners._params import Interval, StrOptions
 from privet.learners.federated_cart.binning import FeatureMap, bin_frame, feature_map
 from privet.learners.federated_cart.grower import (
@@ -401,12 +406,7 @@ class FederatedDPTreeClassifier(BaseTreeClassifier):
 
     # ------------------------------------------------------------------ predict
     def _binned(self, X: Any) -> np.ndarray:
-        try:
-            check_is_fitted(self, "tree_")
-        except Exception:
-            raise NotFittedError(
-                f"This {type(self).__name__} is not fitted yet; call fit(X, y) first."
-            ) from None
+        require_fitted(self, "tree_")
         if not isinstance(X, pd.DataFrame):
             try:
                 X = check_array(X, dtype=None, ensure_all_finite=False, ensure_min_samples=1)

@@ -8,16 +8,19 @@ from typing import Any
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils.validation import check_array, check_is_fitted
 
 from privet.data import Numeric, Schema
 from privet.errors import (
     InvalidParameterError,
-    NotFittedError,
     RelationMismatchError,
     SchemaError,
 )
-from privet.learners._base import _validate_params, refuse_non_private
+from privet.learners._base import (
+    _validate_params,
+    check_table,
+    refuse_non_private,
+    require_fitted,
+)
 from privet.learners._params import Interval, StrOptions
 from privet.learners.ldp_boosting._owners import assign_groups
 from privet.learners.ldp_boosting.centroid import CentroidLearner
@@ -286,15 +289,7 @@ class LDPBoostingClassifier(ClassifierMixin, BaseEstimator):
 
     # -- data ------------------------------------------------------------------
     def _scale(self, schema: Schema, X: Any, *, what: str) -> np.ndarray:
-        try:
-            arr = check_array(X, dtype=float, ensure_all_finite=True, ensure_min_samples=1)
-        except (TypeError, ValueError) as exc:
-            raise SchemaError(f"{type(self).__name__}: {exc}") from None
-        if arr.shape[1] != schema.n_features:
-            raise SchemaError(
-                f"X has {arr.shape[1]} columns but the schema has {schema.n_features} features; "
-                "pass the columns in schema order."
-            )
+        arr = check_table(X, schema, numeric=True, owner=type(self).__name__)
         lo = np.asarray([a.lower for a in schema.attributes])
         hi = np.asarray([a.upper for a in schema.attributes])
         outside = (arr < lo) | (arr > hi)
@@ -402,12 +397,7 @@ class LDPBoostingClassifier(ClassifierMixin, BaseEstimator):
 
     # -- predict ---------------------------------------------------------------
     def _check_fitted(self) -> None:
-        try:
-            check_is_fitted(self, "estimators_")
-        except Exception:
-            raise NotFittedError(
-                f"This {type(self).__name__} is not fitted yet; call fit(X, y) first."
-            ) from None
+        require_fitted(self, "estimators_")
 
     def decision_function(self, X: Any) -> np.ndarray:
         """sum_m alpha_m I(T_m(x) = k) / sum_m alpha_m, shape (n, K)."""

@@ -8,11 +8,10 @@ from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
-from sklearn.utils.validation import check_is_fitted
 
 from privet.data import Schema
-from privet.errors import InvalidParameterError, NotFittedError
-from privet.learners._base import BaseTreeClassifier, _validate_params
+from privet.errors import InvalidParameterError
+from privet.learners._base import BaseTreeClassifier, _validate_params, require_fitted
 from privet.learners._params import Interval, StrOptions
 from privet.learners.matrix_forest import matrices as mx
 from privet.learners.matrix_forest.reference import (
@@ -351,12 +350,7 @@ class MatrixRandomForestClassifier(BaseTreeClassifier):
 
     # --------------------------------------------------------------- predict
     def _codes_for_predict(self, X: Any) -> np.ndarray:
-        try:
-            check_is_fitted(self, "ensembles_")
-        except Exception:
-            raise NotFittedError(
-                f"This {type(self).__name__} is not fitted yet; call fit(X, y) first."
-            ) from None
+        require_fitted(self, "ensembles_")
         return self._encode_X(self.schema_, X)
 
     def _votes(self, X: Any) -> np.ndarray:
