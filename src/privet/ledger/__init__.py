@@ -33,12 +33,12 @@ from privet.ledger.entries import (
 )
 from privet.ledger.guarantee import Guarantee
 from privet.ledger.ledger import Ledger
+from privet.ledger.locations import list_datasets
 from privet.ledger.plan import PlanNode, PrivacyPlan
 from privet.ledger.records import ChargeRecord
 from privet.ledger.relation import ADD_REMOVE, REPLACE_ONE, NeighbouringRelation
 from privet.ledger.reservation import Reservation
 from privet.ledger.scope import Scope
-from privet.ledger.store import list_datasets
 
 __all__ = [
     "ADD_REMOVE",

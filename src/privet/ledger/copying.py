@@ -15,9 +15,9 @@ from typing import Any
 
 from privet.errors import LedgerCorruptError
 from privet.ledger.ledger import Ledger
+from privet.ledger.locations import list_datasets, open_store
 from privet.ledger.postgres_store import redact_url
 from privet.ledger.sql_store import SQLStore
-from privet.ledger.store import list_datasets, open_store
 
 __all__ = ["CopiedDataset", "copy_ledger"]
 

@@ -47,6 +47,7 @@ from privet.ledger.document import events_from_json, to_document
 from privet.ledger.entries import Claim, Entry, NonPrivate, as_entry
 from privet.ledger.guarantee import Guarantee
 from privet.ledger.history import History, dataset_name, genesis
+from privet.ledger.locations import open_store
 from privet.ledger.plan import PlanNode
 from privet.ledger.records import (
     ChargeRecord,
@@ -55,7 +56,7 @@ from privet.ledger.records import (
 from privet.ledger.relation import NeighbouringRelation
 from privet.ledger.reservation import Reservation
 from privet.ledger.scope import Scope
-from privet.ledger.store import MemoryStore, open_store
+from privet.ledger.store import MemoryStore
 from privet.ledger.tree import ABANDON_MARK, ReservationState
 
 

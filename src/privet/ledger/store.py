@@ -16,8 +16,8 @@ rows and its chain entry (:meth:`~Store._write_rows`, :meth:`~Store._write_event
 :class:`~privet.ledger.sqlite_store.SQLiteStore` in a SQLite file shared by
 processes of one host; :class:`~privet.ledger.postgres_store.PostgresStore` in a
 PostgreSQL database shared by many hosts. The two SQL stores share their tables,
-payloads and checks (:mod:`privet.ledger.sql_store`). :func:`open_store` picks
-the store from what the user gave: a ``postgresql://`` URL or a file path.
+payloads and checks (:mod:`privet.ledger.sql_store`). :mod:`privet.ledger.locations`
+picks the store from what the user gave: a ``postgresql://`` URL or a file path.
 """
 
 from __future__ import annotations
@@ -137,25 +137,3 @@ class MemoryStore(Store):
 
     def _write_event(self, event: Event) -> None:
         self._events.append(event)
-
-
-def open_store(where: Any, dataset: str, timeout: Any) -> Store:
-    """The shared store at ``where``: a ``postgresql://`` URL or a SQLite file path."""
-    from privet.ledger.postgres_store import PostgresStore, is_postgres_url
-
-    if is_postgres_url(where):
-        return PostgresStore.connect(where, dataset, timeout)
-    from privet.ledger.sqlite_store import SQLiteStore
-
-    return SQLiteStore.connect(where, dataset, timeout)
-
-
-def list_datasets(where: Any) -> list[dict[str, Any]]:
-    """The datasets a ledger file or database holds, with their budgets."""
-    from privet.ledger.postgres_store import is_postgres_url, list_postgres_datasets
-
-    if is_postgres_url(where):
-        return list_postgres_datasets(where)
-    from privet.ledger.sqlite_file import list_datasets as list_file_datasets
-
-    return list_file_datasets(where)
