@@ -194,3 +194,21 @@ def test_an_infinite_plan_is_refused_with_the_fix(privet):
     exact = privet(*base, "--learner", "obliviousid3")  # the paper's exact hidden splits
     assert exact.code == 3 and "split=exponential" in exact.err
     assert _spent(privet) == Guarantee(0.0)
+
+
+def test_extra_columns_and_missing_values_are_refused_unless_the_user_says_what_to_do(privet):
+    lines = (privet.dir / "car.csv").read_text().splitlines()
+    rows = [r + ",note" for r in lines[1:]]
+    rows[3] = ",".join(["", *rows[3].split(",")[1:]])  # row 4 misses 'buying'
+    (privet.dir / "mine.csv").write_text("\n".join([lines[0] + ",comment", *rows]) + "\n")
+    mine = ["--data", "mine.csv", "--epsilon", "0.5", "--budget", "1", "--yes"]
+    base = [a if a != "car.csv" else "mine.csv" for a in TRAIN]
+    refused = privet(*base, *mine)
+    assert refused.code == 4 and "--extra ignore" in refused.err
+    still = privet(*base, *mine, "--extra", "ignore")
+    assert still.code == 4 and "--missing drop" in still.err
+    ok = privet(*base, *mine, "--extra", "ignore", "--missing", "drop")
+    assert ok.code == 0, ok.err
+    assert f"{len(rows) - 1} rows (1 with a missing value left out)" in ok.err + ok.out
+    check = privet("schema", "check", "mine.csv", "car", "--extra", "ignore", "--missing", "drop")
+    assert check.code == 0, check.err

@@ -118,10 +118,20 @@ class Violation:
         }
 
 
-def violations(frame: pd.DataFrame, schema: Schema, *, target: str = "required") -> list[Violation]:
+def violations(
+    frame: pd.DataFrame,
+    schema: Schema,
+    *,
+    target: str = "required",
+    extra: str = "error",
+    missing: str = "error",
+) -> list[Violation]:
     """Every violation of ``schema`` in the text frame ``frame`` (from :func:`read_csv`).
 
     ``target``: ``"required"`` (training data), ``"optional"`` (data to predict).
+    ``extra="ignore"``: columns the schema does not name are left out, not violations.
+    ``missing="drop"``: missing values are not violations (their rows are dropped, see
+    :func:`drop_missing`).
     """
     found: list[Violation] = []
     columns = list(frame.columns)
@@ -133,7 +143,7 @@ def violations(frame: pd.DataFrame, schema: Schema, *, target: str = "required")
         if attr.name not in columns:
             found.append(Violation(None, attr.name, None, "column missing from the data"))
     known = set(schema.columns)
-    for name in columns:
+    for name in columns if extra == "error" else ():
         if name not in known:
             found.append(Violation(None, str(name), None, "column not in the schema"))
     for attr in attrs:
@@ -141,13 +151,13 @@ def violations(frame: pd.DataFrame, schema: Schema, *, target: str = "required")
             continue
         col = frame[attr.name]
         rows = np.arange(1, len(col) + 1)
-        missing = col.isna().to_numpy()
-        for r in rows[missing]:
+        absent = col.isna().to_numpy()
+        for r in rows[absent] if missing == "error" else ():
             found.append(Violation(int(r), attr.name, None, "missing value"))
         text = col.to_numpy(dtype=object)
         if isinstance(attr, Numeric):
             nums = pd.to_numeric(col, errors="coerce").to_numpy(dtype=float)
-            for i in np.flatnonzero(~missing):
+            for i in np.flatnonzero(~absent):
                 v = nums[i]
                 if np.isnan(v):
                     problem = "not a number"
@@ -163,7 +173,7 @@ def violations(frame: pd.DataFrame, schema: Schema, *, target: str = "required")
             allowed = {str(c) for c in attr.categories}
             if isinstance(attr.categories[0], bool):
                 allowed |= {s.lower() for s in allowed}
-            for i in np.flatnonzero(~missing):
+            for i in np.flatnonzero(~absent):
                 v = str(text[i])
                 if v in allowed or (isinstance(attr.categories[0], bool) and v.lower() in allowed):
                     continue
@@ -184,17 +194,55 @@ def _int_text(v: str) -> str:
 
 
 def require_valid(
-    frame: pd.DataFrame, schema: Schema, *, data: str, schema_ref: str, target: str = "required"
+    frame: pd.DataFrame,
+    schema: Schema,
+    *,
+    data: str,
+    schema_ref: str,
+    target: str = "required",
+    extra: str = "error",
+    missing: str = "error",
 ) -> None:
     """Refuse (exit 4) data with any violation, naming the first and the command listing all."""
-    found = violations(frame, schema, target=target)
+    found = violations(frame, schema, target=target, extra=extra, missing=missing)
     if not found:
         return
     first = found[0]
     where = "" if first.row is None else f"row {first.row}, "
     flag = "" if target == "required" else "--no-target "
+    hint = {
+        "column not in the schema": " (or pass --extra ignore to leave such columns out)",
+        "missing value": " (or pass --missing drop to leave out the rows with missing values)",
+    }.get(first.problem, "")
     raise DataInvalid(
         f"{data} does not match {schema_ref}: {len(found)} violations, the first {where}column "
-        f"{first.column!r}: {first.problem}; list them all with `privet schema check {flag}"
-        f"{data} {schema_ref}`."
+        f"{first.column!r}: {first.problem}{hint}; list them all with `privet schema check "
+        f"{flag}{data} {schema_ref}`."
+    )
+
+
+def drop_missing(frame: pd.DataFrame, schema: Schema) -> tuple[pd.DataFrame, int]:
+    """``frame`` without the rows that miss a value in a column the schema names.
+
+    A rule applied to each row on its own: neighbouring datasets stay neighbours, so
+    the learner's guarantee holds for the rows it is given.
+    """
+    cols = [c for c in schema.columns if c in frame.columns]
+    keep = frame[cols].notna().all(axis=1)
+    return frame[keep].reset_index(drop=True), int((~keep).sum())
+
+
+def add_data_options(p: Any) -> None:
+    """``--extra`` and ``--missing``: what to do with columns and cells the schema lacks."""
+    p.add_argument(
+        "--extra",
+        choices=["error", "ignore"],
+        default="error",
+        help="columns the schema does not name: refuse (default) or leave them out",
+    )
+    p.add_argument(
+        "--missing",
+        choices=["error", "drop"],
+        default="error",
+        help="missing values: refuse (default) or leave out the rows that have one",
     )

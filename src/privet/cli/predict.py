@@ -27,7 +27,12 @@ def cmd_predict(args: argparse.Namespace) -> int:
     schema = Schema.from_dict(meta["schema"])
     raw = read_csv(args.data)
     require_valid(
-        raw, schema, data=args.data, schema_ref=f"{args.model}/schema.json", target="optional"
+        raw,
+        schema,
+        data=args.data,
+        schema_ref=f"{args.model}/schema.json",
+        target="optional",
+        extra=args.extra,
     )
     frame = typed(raw, schema)
     labels = np.asarray(est.predict(frame[list(schema.feature_names)]))
@@ -82,4 +87,10 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--data", required=True, help="CSV with the feature columns")
     p.add_argument("--out", help="write the rows and their predictions to this CSV")
     p.add_argument("--json", action="store_true", help="print JSON")
+    p.add_argument(
+        "--extra",
+        choices=["error", "ignore"],
+        default="error",
+        help="columns the model's schema does not name: refuse (default) or leave them out",
+    )
     p.set_defaults(func=cmd_predict)

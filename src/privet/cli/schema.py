@@ -9,7 +9,7 @@ from typing import Any
 
 import pandas as pd
 
-from privet.cli._io import read_csv, read_schema, violations
+from privet.cli._io import add_data_options, read_csv, read_schema, violations
 from privet.cli._output import (
     EXIT_DATA,
     DataInvalid,
@@ -90,7 +90,13 @@ def cmd_schema_infer(args: argparse.Namespace) -> int:
 def cmd_schema_check(args: argparse.Namespace) -> int:
     schema = read_schema(args.schema)
     frame = read_csv(args.data)
-    found = violations(frame, schema, target="required" if not args.no_target else "optional")
+    found = violations(
+        frame,
+        schema,
+        target="required" if not args.no_target else "optional",
+        extra=args.extra,
+        missing=args.missing,
+    )
     if args.json:
         print_json(
             {
@@ -170,5 +176,6 @@ def add_parser(sub: Any) -> None:
     check.add_argument("--no-target", action="store_true", help="the data has no class column")
     check.add_argument("--max", type=int, default=50, help="rows of the table (0: all; default 50)")
     check.add_argument("--json", action="store_true", help="print JSON (every violation)")
+    add_data_options(check)
     check.set_defaults(func=cmd_schema_check)
     schema.set_defaults(func=lambda a: (schema.print_help(), 2)[1])

@@ -18,7 +18,14 @@ from typing import Any
 
 import numpy as np
 
-from privet.cli._io import read_csv, read_schema, require_valid, typed
+from privet.cli._io import (
+    add_data_options,
+    drop_missing,
+    read_csv,
+    read_schema,
+    require_valid,
+    typed,
+)
 from privet.cli._model import check_out_dir, save_model
 from privet.cli._output import (
     DataInvalid,
@@ -212,7 +219,14 @@ def cmd_train(args: argparse.Namespace) -> int:
     dataset = args.dataset or Path(args.data).stem
     # 1. the data is checked (locally; nothing is released or charged)
     raw = read_csv(args.data)
-    require_valid(raw, schema, data=args.data, schema_ref=args.schema)
+    require_valid(
+        raw, schema, data=args.data, schema_ref=args.schema, extra=args.extra, missing=args.missing
+    )
+    dropped = 0
+    if args.missing == "drop":
+        raw, dropped = drop_missing(raw, schema)
+        if raw.empty:
+            raise DataInvalid(f"Every row of {args.data} misses a value; nothing to train on.")
     frame = typed(raw, schema)[list(schema.columns)]
     # 2. the plan, from parameters and the public schema only
     led = _open_ledger(args, dataset)
@@ -222,7 +236,9 @@ def cmd_train(args: argparse.Namespace) -> int:
         _say(
             args,
             f"Learner: {choice.class_name} ({choice.short_name}); data {args.data}, "
-            f"{len(frame)} rows; dataset {dataset!r}",
+            f"{len(frame)} rows"
+            + (f" ({dropped} with a missing value left out)" if dropped else "")
+            + f"; dataset {dataset!r}",
         )
         _say(args, f"Privacy plan (no private value read yet): {report['description']}")
         claim = report.get("claim")
@@ -324,7 +340,9 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--schema", required=True, help="schema file, or a shipped schema's name")
     p.add_argument("--target", required=True, help="the class column")
     p.add_argument("--epsilon", type=float, help="privacy budget of this call")
-    p.add_argument("--ledger", help="ledger to charge (a SQLite file); default: this call only")
+    p.add_argument(
+        "--ledger", help="ledger to charge (a SQLite file or postgresql:// URL); default: none"
+    )
     p.add_argument("--dataset", help="dataset name in the ledger (default: the CSV's file name)")
     p.add_argument("--budget", type=float, help="lifetime epsilon of the dataset (first charge)")
     p.add_argument("--budget-delta", type=float, default=0.0, help="lifetime delta (default 0)")
@@ -342,5 +360,6 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--seed", type=int, default=None, help="seed of the split and the noise")
     p.add_argument("--out", default="privet-model", help="model directory (default privet-model)")
     p.add_argument("--yes", action="store_true", help="do not ask before charging a ledger file")
+    add_data_options(p)
     p.add_argument("--json", action="store_true", help="print a JSON summary on standard output")
     p.set_defaults(func=cmd_train)
