@@ -236,6 +236,7 @@ def check_run_sizes(
     leaf_epsilon: float,
     leaf: str = "laplace",
     oblivious: bool = False,
+    n_attributes: int | None = None,
     bit_length: int = 32,
     frac_length: int | None = None,
     clip_threshold: float | None = None,
@@ -270,6 +271,9 @@ def check_run_sizes(
         check_range("the noisy-max keys", n_rows + 2 * max(bounds) + 2, sectype)
     if oblivious and split_mech is not None:
         split_penalty(split_mech, n_rows)
+    if oblivious and split_mech is None and n_attributes is not None:  # the exact split's keys
+        m = int(n_attributes)
+        check_range("the split keys (n + 1) * m + m", (n_rows + 1) * m + m, sectype)
 
 
 def choose_bit_length(n_rows: int, **run: Any) -> int:
