@@ -64,3 +64,26 @@ def test_owner_tables_refuse_a_secret_subsample():
     assert isinstance(info.value, InvalidParameterError) or "InvalidParameterError" in str(
         info.value
     )
+
+
+@pytest.mark.mpc
+def test_learners_with_owner_tables_open_the_same_tree_and_charge_the_plan():
+    from privet.data import load_dataset
+    from privet.learners import MPCID3Classifier, PartialMPCID3Classifier
+    from privet.ledger import Guarantee, Ledger
+
+    ds = load_dataset("tennis")
+    trees = []
+    for owners in (False, True):
+        led = Ledger(budget=Guarantee.unbounded())
+        model = MPCID3Classifier(
+            max_depth=3, schema=ds.schema, ledger=led, owner_tables=owners
+        ).fit(ds.X, ds.y)
+        trees.append((list(model.predict(ds.X)), model.tree_.node_count, len(led.charges)))
+    assert trees[0] == trees[1]
+    led = Ledger(budget=Guarantee(2.0, 1e-9))
+    model = PartialMPCID3Classifier(
+        epsilon=1.0, max_depth=2, schema=ds.schema, ledger=led, backend="mpc", owner_tables=True
+    ).fit(ds.X, ds.y)
+    assert led.spent().epsilon == pytest.approx(1.0)
+    assert model.get_params()["owner_tables"] is True
