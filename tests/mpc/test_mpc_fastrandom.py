@@ -73,7 +73,7 @@ async def _bits_program(ctx, n: int = 20000) -> dict:
 
 @pytest.mark.mpc
 def test_party_random_bits_are_fair_independent_bits_that_multiply_exactly() -> None:
-    # XOR of two parties' bits (privet.mpc.fixedpoint.random_bits with 3 parties, t = 1).
+    # privet.mpc.fixedpoint.random_bits with 3 parties (t = 1), whose reshares use fastrandom.
     # 10,000 pairs per type: each mean and the pair-product mean within 5 sigma
     # (a false failure has probability below 1e-5 per check).
     from privet.mpc import launch

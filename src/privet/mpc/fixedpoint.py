@@ -63,7 +63,6 @@ from __future__ import annotations
 
 import functools
 import math
-import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -298,49 +297,14 @@ def polynomial(
 
 
 def random_bits(sectype: type, shape: tuple[int, ...]) -> SecureArray:
-    """Uniform secret 0/1 values of the given shape.
+    """Uniform secret 0/1 values of the given shape (MPyC ``np_random_bits``).
 
-    With several parties and threshold t >= 1: the XOR of t + 1 parties' own
-    uniform bits (:func:`_xor_of_party_bits`); a coalition of at most t parties
-    misses at least one of them, so to it every bit is uniform and unknown.
-    This is MPyC's own method when it runs without PRSS; with PRSS, MPyC's
-    ``np_random_bits`` opens the square of a pseudorandom secret and takes a
-    modular square root per bit, which profiles of the seed-000 trees found to
-    be the largest cost of their discrete noise (each noise value needs
-    hundreds of bits). One party (or t = 0): MPyC ``np_random_bits``.
+    (Measured for issue 20: the XOR of two parties' own input bits, MPyC's method
+    without PRSS, cost as much CPU as MPyC's PRSS bits in the discrete noise and 30 %
+    more bytes, so MPyC's own bits stay.)
     """
     n = int(np.prod(shape)) if shape else 1
-    if len(mpc.parties) > 1 and mpc.threshold >= 1 and n > 0:
-        return _xor_of_party_bits(sectype, n).reshape(shape)
     return mpc.np_random_bits(sectype, n).reshape(shape)
-
-
-def _local_random_bits(n: int) -> np.ndarray:
-    """n uniform 0/1 values of this process, from ``secrets.token_bytes`` (os.urandom)."""
-    raw = np.frombuffer(secrets.token_bytes((n + 7) // 8), dtype=np.uint8)
-    return np.unpackbits(raw)[:n].astype(np.int64)
-
-
-def _xor_of_party_bits(sectype: type, n: int) -> SecureArray:
-    """Secret b = b_0 XOR ... XOR b_t, b_i uniform bits input by parties 0..t (t = threshold).
-
-    Each of the t + 1 parties inputs n bits of its own (one sharing each), and
-    ``a XOR b = a + b - 2ab`` costs one secure product per bit per further
-    party: t products in all, exact on 0/1 integers.
-    """
-    senders = list(range(mpc.threshold + 1))
-    local = _local_random_bits(n) if mpc.pid in senders else np.zeros(n, dtype=np.int64)
-    shared = mpc.input(sectype.array(local), senders=senders)
-    bits = shared[0]
-    if getattr(sectype, "frac_length", 0):
-        bits.integral = True
-    for other in shared[1:]:
-        if getattr(sectype, "frac_length", 0):
-            other.integral = True
-        bits = bits + other - 2 * (bits * other)
-        if getattr(sectype, "frac_length", 0):
-            bits.integral = True
-    return bits
 
 
 def random_uniform(sectype: type, shape: tuple[int, ...]) -> SecureArray:
