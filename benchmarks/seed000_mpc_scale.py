@@ -231,6 +231,7 @@ def plot(rows: list[dict[str, Any]], path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    plt.rcParams["axes.prop_cycle"] = plt.cycler(color=plt.get_cmap("tab20").colors)
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
     series: dict[tuple[str, str, int], list[tuple[int, float]]] = {}
     for r in rows:
@@ -311,8 +312,8 @@ def main() -> None:
                 for n in ns.rows:
                     left = deadline - time.monotonic()
                     guess = None
-                    if prev_wall is not None:
-                        guess = prev_wall * (n / prev_n)
+                    if prev_wall is not None:  # owner tables: the rows hardly matter
+                        guess = prev_wall * (1.5 if variant == "owners" else n / prev_n)
                     elif depth - 1 in last:
                         guess = last[depth - 1] * 5.0
                     base = {"system": system, "variant": variant, "rows": n, "depth": depth}
