@@ -84,6 +84,9 @@ def get_runtime() -> Any:
                 "MPyC could not set up its runtime from the command line "
                 f"{sys.argv!r}; check the MPyC options (-P host:port, -I index, -T threshold)."
             )
+    from privet.mpc.fastrandom import install
+
+    install()  # bulk uniform coefficients for MPyC's Shamir sharing (same distribution)
     return module.mpc
 
 

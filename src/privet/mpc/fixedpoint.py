@@ -297,7 +297,12 @@ def polynomial(
 
 
 def random_bits(sectype: type, shape: tuple[int, ...]) -> SecureArray:
-    """Uniform secret 0/1 values of the given shape (MPyC ``np_random_bits``)."""
+    """Uniform secret 0/1 values of the given shape (MPyC ``np_random_bits``).
+
+    (Measured for issue 20: the XOR of two parties' own input bits, MPyC's method
+    without PRSS, cost as much CPU as MPyC's PRSS bits in the discrete noise and 30 %
+    more bytes, so MPyC's own bits stay.)
+    """
     n = int(np.prod(shape)) if shape else 1
     return mpc.np_random_bits(sectype, n).reshape(shape)
 

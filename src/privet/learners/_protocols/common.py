@@ -94,6 +94,89 @@ class ContingencyTables:
         return (T @ self.DC).reshape(N, width, u)
 
 
+class OwnerTables:
+    """Contingency tables of public paths from each owner's local counts, summed on shares.
+
+    For the trees whose splits are opened (MPC-ID3, CDP+PMPC), the path to a
+    node, i.e. which attribute takes which value, is public. Each data owner
+    holding rows in the clear (a horizontal partition, one owner per party, as
+    privet runs these protocols) can then count its *own* rows of every node
+    of a level locally, ``local[j, s, k] = #{own rows r in node j : D[r, s] = 1,
+    class k}``, and secret-share that table; the sum of the owners' shares is
+    exactly :class:`ContingencyTables`' result ``sum_r T[j, r] D[r, s] C[r, k]``
+    on the stacked data. Every later step (scores, stop tests, noise, argmax,
+    openings) is unchanged and sees the same secret values, so the same values
+    are opened and charged; each party still learns nothing but its own rows
+    and the openings (the other owners' tables reach it as random shares).
+    What changes is the cost: a level costs N * S * u inputs per owner and no
+    secure product, instead of N * n partition-vector products, n * S * u class
+    products and an (N, n) x (n, S u) product of shares (the cost that grows
+    with the rows).
+
+    Parameters
+    ----------
+    codes, y : this owner's rows (integer codes (n_i, m), classes (n_i,)); n_i may be 0.
+    sizes : public domain sizes.
+    n_classes : u.
+    sectype : secure type of the tables.
+    """
+
+    def __init__(
+        self, codes: np.ndarray, y: np.ndarray, sizes: Sequence[int], n_classes: int, sectype: type
+    ) -> None:
+        self.codes = np.asarray(codes, dtype=np.int64).reshape(-1, len(sizes))
+        self.y = np.asarray(y, dtype=np.int64).reshape(-1)
+        self.sizes = [int(v) for v in sizes]
+        self.u = int(n_classes)
+        self.sectype = sectype
+        self.starts = offsets(self.sizes)
+        self.width = int(self.starts[-1])
+        # flat column (s * u + k) of each (row, attribute): the row's value of a, its class
+        self._columns = (self.starts[:-1] + self.codes) * self.u + self.y[:, None]
+
+    def local(self, conditions: Sequence[Sequence[tuple[int, int]]]) -> np.ndarray:
+        """This owner's plaintext tables (N, S * u) of the nodes given by their paths.
+
+        ``conditions[j]`` lists the (attribute, value) pairs on node j's path;
+        the nodes must be disjoint (nodes of one level of a tree).
+        """
+        N, width = len(conditions), self.width * self.u
+        node = np.full(self.codes.shape[0], -1, dtype=np.int64)
+        for j, path in enumerate(conditions):
+            inside = np.ones(self.codes.shape[0], dtype=bool)
+            for a, v in path:
+                inside &= self.codes[:, int(a)] == int(v)
+            if (node[inside] >= 0).any():
+                raise InvalidParameterError(
+                    f"the paths {conditions[int(node[inside].max())]} and {path} overlap; "
+                    "OwnerTables counts disjoint nodes (one level of a tree) at a time."
+                )
+            node[inside] = j
+        rows = node >= 0
+        flat = (node[rows, None] * width + self._columns[rows]).reshape(-1)
+        return np.bincount(flat, minlength=N * width).reshape(N, width).astype(np.int64)
+
+    def __call__(self, conditions: Sequence[Sequence[tuple[int, int]]]) -> SecureArray:
+        """Secret (N, S, u) tables: every owner inputs its local tables; the shares are summed."""
+        N = len(conditions)
+        local = self.local(conditions)
+        senders = list(range(len(mpc.parties)))
+        shared = mpc.input(self.sectype.array(local), senders=senders)
+        if not isinstance(shared, list):
+            shared = [shared]
+        total = shared[0]
+        for part in shared[1:]:
+            total = total + part
+        if getattr(self.sectype, "frac_length", 0):
+            total.integral = True
+        return total.reshape(N, self.width, self.u)
+
+
+def path_conditions(nodes: dict[Path, dict[str, Any]], path: Path) -> list[tuple[int, int]]:
+    """(attribute, value) pairs on the path to a node, from its ancestors' opened splits."""
+    return [(int(nodes[path[:i]]["split"]), int(path[i])) for i in range(len(path))]
+
+
 def first_max_keys(values: SecureArray, mask: Any) -> SecureArray:
     """Keys whose unique maximum is the *first* maximum of ``values`` among ``mask``.
 

@@ -32,6 +32,7 @@ import numpy as np
 from privet.data import one_hot, one_hot_target
 from privet.errors import InvalidParameterError
 from privet.learners._protocols.common import (
+    OwnerTables,
     check_range,
     flat_one_hot,
     split_penalty,
@@ -118,6 +119,39 @@ async def share_training_data(
     return D, C
 
 
+def load_owner_tables(
+    ctx: PartyContext,
+    data: Any,
+    rows: Sequence[int],
+    sizes: Sequence[int],
+    n_classes: int,
+    sectype: type,
+) -> OwnerTables:
+    """This owner's rows as an :class:`OwnerTables` (tables of public paths, nothing shared yet).
+
+    The same checks as :func:`share_training_data`: one announced row count per
+    party, and this party holds as many rows as announced.
+    """
+    rows = [int(r) for r in rows]
+    if len(rows) != ctx.n_parties:
+        raise InvalidParameterError(
+            f"rows must give the number of rows of each of the {ctx.n_parties} parties, got {rows}."
+        )
+    codes, y = load_rows(data, len(sizes))
+    if codes.shape[0] != rows[ctx.pid]:
+        raise InvalidParameterError(
+            f"party {ctx.pid} holds {codes.shape[0]} rows but rows[{ctx.pid}] = "
+            f"{rows[ctx.pid]} was announced."
+        )
+    if codes.size and ((codes < 0).any() or (codes >= np.asarray(sizes, dtype=np.int64)).any()):
+        raise InvalidParameterError(
+            "a code lies outside its attribute's domain (the schema's sizes)."
+        )
+    if y.size and ((y < 0).any() or (y >= n_classes).any()):
+        raise InvalidParameterError(f"a class code lies outside [0, {n_classes}).")
+    return OwnerTables(codes, y, sizes, n_classes, sectype)
+
+
 class RevealLog:
     """Records every opening (label, shape, entry) of this party: the audit trail."""
 
@@ -202,6 +236,7 @@ def check_run_sizes(
     leaf_epsilon: float,
     leaf: str = "laplace",
     oblivious: bool = False,
+    n_attributes: int | None = None,
     bit_length: int = 32,
     frac_length: int | None = None,
     clip_threshold: float | None = None,
@@ -236,6 +271,9 @@ def check_run_sizes(
         check_range("the noisy-max keys", n_rows + 2 * max(bounds) + 2, sectype)
     if oblivious and split_mech is not None:
         split_penalty(split_mech, n_rows)
+    if oblivious and split_mech is None and n_attributes is not None:  # the exact split's keys
+        m = int(n_attributes)
+        check_range("the split keys (n + 1) * m + m", (n_rows + 1) * m + m, sectype)
 
 
 def choose_bit_length(n_rows: int, **run: Any) -> int:

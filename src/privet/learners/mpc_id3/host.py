@@ -1,5 +1,4 @@
-"""Run MPC-ID3 from the host: split the rows over the owners, launch, collect the tree.
-"""
+"""Run MPC-ID3 from the host: split the rows over the owners, launch, collect the tree."""
 
 from __future__ import annotations
 
@@ -24,6 +23,7 @@ def run_mpc_id3(
     *,
     depth: int,
     bit_length: int | None = None,
+    owner_tables: bool = False,
     backend: str = "mpc",
     parties: int = 3,
     timeout: float = 60.0,
@@ -32,6 +32,8 @@ def run_mpc_id3(
     """MPC-ID3 (max operator, no DP, tree opened) on the rows split over ``parties`` owners.
 
     ``bit_length=None``: the smallest exact secure-integer length for the data.
+    ``owner_tables=True``: owners input their local counts of the public paths
+    (same openings, cost independent of the rows; see ``train_mpc_id3``).
     """
     args = {
         "sizes": [int(s) for s in sizes],
@@ -39,6 +41,8 @@ def run_mpc_id3(
         "depth": int(depth),
         "bit_length": None if bit_length is None else int(bit_length),
     }
+    if owner_tables:
+        args["owner_tables"] = True
     result = run_program(
         f"{PROGRAMS}:train_mpc_id3",
         args,

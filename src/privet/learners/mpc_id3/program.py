@@ -18,6 +18,7 @@ from privet.learners._protocols.common import (
 )
 from privet.learners._protocols.programs import (
     RevealLog,
+    load_owner_tables,
     share_training_data,
 )
 from privet.learners.mpc_id3.protocol import mpc_id3
@@ -32,6 +33,7 @@ async def train_mpc_id3(
     n_classes: int = 2,
     depth: int = 3,
     bit_length: int | None = None,
+    owner_tables: bool = False,
 ) -> dict[str, Any]:
     """MPC-ID3 (max operator, tree opened); see :func:`privet.learners.mpc_id3.protocol.mpc_id3`.
 
@@ -39,6 +41,11 @@ async def train_mpc_id3(
     comparisons are exact for this data (the largest value compared is a
     split key, below (n + 1) * m + m): comparisons cost about one secret random
     bit per bit of length, so this is 2x faster than the paper's 32 bits on Car.
+
+    ``owner_tables=True``: each party counts its own rows of the (public) paths
+    and inputs those tables (:class:`~privet.learners._protocols.common.OwnerTables`)
+    instead of its one-hot rows; the same values are opened, at a cost that no
+    longer grows with the rows (needs every data owner to be a party).
     """
     n = sum(int(r) for r in rows)
     largest = (n + 1) * len(sizes) + len(sizes)
@@ -46,8 +53,12 @@ async def train_mpc_id3(
     check_range("the split keys (n + 1) * m + m", largest, secint)
     log = RevealLog()
     try:
-        D, C = await share_training_data(ctx, data, rows, sizes, n_classes, secint)
-        nodes = await mpc_id3(D, C, sizes, depth)
+        if owner_tables:  # each owner counts its rows of the public paths (OwnerTables)
+            tables = load_owner_tables(ctx, data, rows, sizes, n_classes, secint)
+            nodes = await mpc_id3(None, None, sizes, depth, tables=tables)
+        else:
+            D, C = await share_training_data(ctx, data, rows, sizes, n_classes, secint)
+            nodes = await mpc_id3(D, C, sizes, depth)
     finally:
         events = log.close()
     return {"nodes": nodes, "reveals": events, "testing_noise": False}

@@ -37,8 +37,10 @@ import numpy as np
 
 from privet.learners._protocols.common import (
     ContingencyTables,
+    OwnerTables,
     first_max_keys,
     offsets,
+    path_conditions,
     public_zero_test,
     segment_matrix,
 )
@@ -58,7 +60,9 @@ LEAF_OPENED = NonPrivate(reason="MPC-ID3 opens each leaf's label, an exact argma
 
 
 @mpc.coroutine
-async def mpc_id3(D: Any, C: Any, sizes: Sequence[int], depth: int) -> asyncio.Future:
+async def mpc_id3(
+    D: Any, C: Any, sizes: Sequence[int], depth: int, *, tables: OwnerTables | None = None
+) -> asyncio.Future:
     """ID3 with the max operator (seed 000, Eq. 1) on secret shares, tree opened.
 
     Parameters
@@ -72,6 +76,9 @@ async def mpc_id3(D: Any, C: Any, sizes: Sequence[int], depth: int) -> asyncio.F
         Public domain size of each of the m attributes.
     depth : int
         Maximum number of splits on a root-to-leaf path.
+    tables : OwnerTables or None
+        Owners' local counts (:class:`~privet.learners._protocols.common.OwnerTables`):
+        the same tables without partition vectors (D and C may then be None).
 
     Returns
     -------
@@ -82,18 +89,24 @@ async def mpc_id3(D: Any, C: Any, sizes: Sequence[int], depth: int) -> asyncio.F
         opened).
     """
     sizes = [int(s) for s in sizes]
-    u = C.shape[1]
     m = len(sizes)
     starts = offsets(sizes)
     seg = segment_matrix(sizes)
-    contingency = ContingencyTables(D, C)
-    Dt = D.T  # (S, n): column s is the partition vector of one attribute value
     nodes: dict[tuple[int, ...], dict[str, Any]] = {}
+    if tables is None:
+        u = C.shape[1]
+        contingency = ContingencyTables(D, C)
+        Dt = D.T  # (S, n): column s is the partition vector of one attribute value
+        root_counts = mpc.np_sum(C, axis=0).reshape(1, u)
+    else:
+        u = tables.u
+        root_table = tables([[]])  # the root's table; its class sizes are one attribute's sum
+        root_counts = mpc.np_sum(root_table[:, : sizes[0], :], axis=1).reshape(1, u)
 
     # The frontier: one entry per node of the current level.
     paths: list[tuple[int, ...]] = [()]
     attrs: list[tuple[int, ...]] = [tuple(range(m))]
-    counts = mpc.np_sum(C, axis=0).reshape(1, u)  # class sizes, Alg. 1 steps 5-7
+    counts = root_counts  # class sizes, Alg. 1 steps 5-7
     parents = None  # the parents' class counts (for empty leaves)
     T_parent = None  # partition vectors of the parents (None: the root, all records)
     parent_of = np.zeros(1, dtype=np.int64)  # row of each node's parent in T_parent
@@ -131,13 +144,20 @@ async def mpc_id3(D: Any, C: Any, sizes: Sequence[int], depth: int) -> asyncio.F
 
         # Partition vectors of the nodes that split (computed only now: a node
         # that stops never needs its own).
-        if level == 0:
-            T = None
-        elif T_parent is None:
-            T = Dt[column_of[split]]
+        T = None
+        if tables is not None:  # the owners count the public paths locally
+            if level == 0:
+                table = root_table
+            else:
+                table = tables([path_conditions(nodes, paths[i]) for i in split])
         else:
-            T = T_parent[parent_of[split]] * Dt[column_of[split]]
-        table = contingency(T)  # (N, S, u): Alg. 2's dot products
+            if level == 0:
+                T = None
+            elif T_parent is None:
+                T = Dt[column_of[split]]
+            else:
+                T = T_parent[parent_of[split]] * Dt[column_of[split]]
+            table = contingency(T)  # (N, S, u): Alg. 2's dot products
         scores = mpc.np_amax(table, axis=(2,)) @ seg  # Eq. 1: sum over values of the max
         available = np.zeros((split.size, m), dtype=np.int64)
         for row, i in enumerate(split):

@@ -365,6 +365,7 @@ class ObliviousID3Classifier(BaseTreeClassifier):
             leaf_epsilon=eps_leaf,
             leaf=self.leaf,
             oblivious=True,
+            n_attributes=len(schema.domain_sizes),
             laplace_sensitivity=laplace_sensitivity(scope.ledger.relation),
             mpc_noise=accounting.mpc_noise,
             security_bits=accounting.security_bits,

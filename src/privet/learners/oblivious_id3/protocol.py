@@ -150,7 +150,8 @@ async def oblivious_id3(
     if not 0 <= depth <= m:
         raise InvalidParameterError(f"depth must be in [0, {m}] (the attributes), got {depth}.")
     sectype = type(D).sectype
-    check_range("the split keys (n + 1) * m + m", (n + 1) * m + m, sectype)
+    if split == "exact":  # the exact argmax's keys; the DP splits check their own range
+        check_range("the split keys (n + 1) * m + m", (n + 1) * m + m, sectype)
     penalty = split_penalty(split_mechanism, n, m) if split == "exponential" else 0
     contingency = ContingencyTables(D.reshape(n, m * w), C)
     D_by_attribute = D.transpose(1, 0, 2).reshape(m, n * w)  # row a: [D_a,r,v] over (r, v)

@@ -88,6 +88,16 @@ class PartialMPCID3Classifier(BaseTreeClassifier):
         Number of MPC parties for ``backend="mpc"``.
     timeout : float, default=60
         Seconds a party may wait for another before the run fails with MPCError (at least 1).
+    owner_tables : bool, default=False
+        ``True``: each party counts its own rows of the (public) paths of a
+        level and inputs those contingency tables, summed on shares, instead of
+        secret-sharing its one-hot rows (the paper's App. C.1). The same secret
+        tables reach the same secure steps, so the same values are opened and
+        charged; the cost no longer grows with the rows (what remains is the
+        noise). It needs every data owner to be one
+        of the computing parties, as privet runs them.
+        A tree of a forest trained on a secret subsample shares rows whatever
+        this says (the subsample must stay secret from the owners too).
     schema : privet.data.Schema or None
         Public attribute domains (required unless ``public_domain="infer"``).
     ledger : Ledger, Scope or None
@@ -138,6 +148,7 @@ class PartialMPCID3Classifier(BaseTreeClassifier):
         "noise": [StrOptions(set(NOISES)), None],
         "parties": [Interval(Integral, 1, None, closed="left")],
         "timeout": [Interval(Real, 1, None, closed="left")],
+        "owner_tables": ["boolean"],
         "ledger": "no_validation",  # checked in _validate_params / _scope
     }
 
@@ -151,6 +162,7 @@ class PartialMPCID3Classifier(BaseTreeClassifier):
         noise: str | None = None,
         parties: int = 3,
         timeout: float = 60.0,
+        owner_tables: bool = False,
         schema: Any = None,
         ledger: Any = None,
         public_domain: str = "schema",
@@ -163,6 +175,7 @@ class PartialMPCID3Classifier(BaseTreeClassifier):
         self.noise = noise
         self.parties = parties
         self.timeout = timeout
+        self.owner_tables = owner_tables
         self.schema = schema
         self.ledger = ledger
         self.public_domain = public_domain
@@ -314,6 +327,7 @@ class PartialMPCID3Classifier(BaseTreeClassifier):
                 mpc_noise=accounting.mpc_noise,
                 security_bits=accounting.security_bits,
                 sample_rate=sample_rate,
+                owner_tables=bool(self.owner_tables) and sample_rate is None,
                 backend=self.backend,
                 parties=self.parties,
                 timeout=self.timeout,

@@ -1,5 +1,4 @@
-"""Run CDP+PMPC-ID3 from the host: split the rows over the owners, launch, collect the openings.
-"""
+"""Run CDP+PMPC-ID3 from the host: split the rows over the owners, launch, collect the openings."""
 
 from __future__ import annotations
 
@@ -33,6 +32,7 @@ def run_partial_mpc_id3(
     mpc_noise: str = "fixed_point",
     security_bits: int = 40,
     sample_rate: float | None = None,
+    owner_tables: bool = False,
     backend: str = "mpc",
     parties: int = 3,
     timeout: float = 60.0,
@@ -48,7 +48,9 @@ def run_partial_mpc_id3(
     ``mpc_noise`` picks the samplers: ``"fixed_point"`` (the paper's Alg.
     12-13, no proven DP) or ``"discrete"`` (:mod:`privet.mpc.discrete`).
     ``sample_rate=g`` trains on a secret Poisson subsample of rate g drawn
-    inside MPC (App. D.1 forests).
+    inside MPC (App. D.1 forests). ``owner_tables=True``: owners input their
+    local counts of the public paths (same openings, cost independent of the
+    rows; see ``train_partial_mpc_id3``).
     """
     args: dict[str, Any] = {
         "sizes": [int(s) for s in sizes],
@@ -64,6 +66,8 @@ def run_partial_mpc_id3(
         "security_bits": int(security_bits),
         "sample_rate": None if sample_rate is None else float(sample_rate),
     }
+    if owner_tables:
+        args["owner_tables"] = True
     if _testing_noise is not None:
         args["_testing_noise"] = int(_testing_noise)
     result = run_program(

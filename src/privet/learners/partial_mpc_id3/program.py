@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from privet.errors import InvalidParameterError
 from privet.learners._protocols.common import (
     check_range,
 )
@@ -17,6 +18,7 @@ from privet.learners._protocols.noise import make_noise
 from privet.learners._protocols.programs import (
     RevealLog,
     _mechanisms,
+    load_owner_tables,
     share_training_data,
 )
 from privet.learners.partial_mpc_id3.protocol import partial_mpc_id3
@@ -40,12 +42,22 @@ async def train_partial_mpc_id3(
     mpc_noise: str = "fixed_point",
     security_bits: int = 40,
     sample_rate: float | None = None,
+    owner_tables: bool = False,
     _testing_noise: int | None = None,
 ) -> dict[str, Any]:
     """CDP+PMPC-ID3 (Alg. 7-10) at ``epsilon`` per query (the learner's epsilon / (h + 1)).
 
     ``sample_rate``: train on a secret Poisson subsample (see :func:`share_training_data`).
+    ``owner_tables=True``: each party counts its own rows of the (public) paths
+    and inputs those tables (:class:`~privet.learners._protocols.common.OwnerTables`);
+    the same values are opened, at a cost that no longer grows with the rows. Not
+    with ``sample_rate`` (the subsample must stay secret, from the owners too).
     """
+    if owner_tables and sample_rate is not None:
+        raise InvalidParameterError(
+            "owner_tables=True counts every owner's rows in the clear, so it cannot train on "
+            "a secret subsample; drop sample_rate or owner_tables."
+        )
     noise = make_noise(_testing_noise)
     split_mech, leaf_mech = _mechanisms(
         leaf,
@@ -66,9 +78,14 @@ async def train_partial_mpc_id3(
         check_range("the noisy-max keys", bound, split_mech.sectype)
     log = RevealLog()
     try:
-        D, C = await share_training_data(
-            ctx, data, rows, sizes, n_classes, split_mech.sectype, sample_rate=sample_rate
-        )
+        tables = None
+        if owner_tables:  # each owner counts its rows of the public paths (OwnerTables)
+            tables = load_owner_tables(ctx, data, rows, sizes, n_classes, split_mech.sectype)
+            D = C = None
+        else:
+            D, C = await share_training_data(
+                ctx, data, rows, sizes, n_classes, split_mech.sectype, sample_rate=sample_rate
+            )
         nodes = await partial_mpc_id3(
             D,
             C,
@@ -78,6 +95,7 @@ async def train_partial_mpc_id3(
             leaf_mechanism=leaf_mech,
             leaf=leaf,
             noise=noise,
+            tables=tables,
         )
     finally:
         events = log.close()

@@ -27,7 +27,9 @@ import numpy as np
 from privet.errors import InvalidParameterError
 from privet.learners._protocols.common import (
     ContingencyTables,
+    OwnerTables,
     offsets,
+    path_conditions,
     reveal_index,
     segment_matrix,
 )
@@ -51,6 +53,7 @@ async def partial_mpc_id3(
     leaf_mechanism: Any,
     leaf: str = "laplace",
     noise: SecureNoise | None = None,
+    tables: OwnerTables | None = None,
 ) -> asyncio.Future:
     """Algorithm 7 (CDP+PMPC-ID3) with Algorithms 8-10, on secret shares.
 
@@ -88,22 +91,28 @@ async def partial_mpc_id3(
     noise = SecureNoise() if noise is None else noise
     tag = noise.label_suffix
     sizes = [int(s) for s in sizes]
-    u = C.shape[1]
+    u = C.shape[1] if tables is None else tables.u
     m = len(sizes)
     if not 0 <= depth <= m:
         raise InvalidParameterError(f"depth must be in [0, {m}] (the attributes), got {depth}.")
     starts = offsets(sizes)
     seg = segment_matrix(sizes)
-    contingency = ContingencyTables(D, C)
-    Dt = D.T
     nodes: dict[tuple[int, ...], dict[str, Any]] = {}
 
     paths: list[tuple[int, ...]] = [()]
     attrs: list[tuple[int, ...]] = [tuple(range(m))]
-    counts = mpc.np_sum(C, axis=0).reshape(1, u)
+    if tables is None:
+        contingency = ContingencyTables(D, C)
+        Dt = D.T
+        counts = mpc.np_sum(C, axis=0).reshape(1, u)
+    elif depth == 0:  # one leaf: the root's class sizes, one attribute's sum of its table
+        counts = mpc.np_sum(tables([[]])[:, : sizes[0], :], axis=1).reshape(1, u)
     T = None  # partition vectors of the current level (None: the root, all records)
     for level in range(depth):  # Alg. 7 steps 6-12, one level at a time
-        table = contingency(T)  # MPC-Score: contingency tables (N, S, u)
+        if tables is None:
+            table = contingency(T)  # MPC-Score: contingency tables (N, S, u)
+        else:  # the owners count the public paths locally
+            table = tables([path_conditions(nodes, p) for p in paths])
         scores = mpc.np_amax(table, axis=(2,)) @ seg  # Eq. 1, (N, m)
         candidates = np.asarray(attrs, dtype=np.int64)  # (N, m - level), increasing
         rows = np.arange(len(paths))[:, None]
@@ -125,7 +134,9 @@ async def partial_mpc_id3(
                 columns.append(int(starts[a]) + v)
         node_rows_arr = np.asarray(node_rows, dtype=np.int64)
         column_arr = np.asarray(columns, dtype=np.int64)
-        if level + 1 < depth:
+        if level + 1 < depth and tables is not None:
+            pass  # the next level's tables come from the owners
+        elif level + 1 < depth:
             cols = Dt[column_arr]
             T = cols if T is None else T[node_rows_arr] * cols
         else:  # the children are leaves: their counts are read off this level's tables

@@ -1,0 +1,85 @@
+"""The scaling work (issue 20) changes how the MPC trees compute, never what they open or charge.
+
+``data/mpc_openings_tennis.json`` holds, for MPC-ID3, CDP+PMPC (discrete noise)
+and sound ODP+FMPC (discrete noise) on tennis with 3 parties, what the
+protocols opened (label, shape and paying entry of every opening, in order),
+the opened values under public testing noise (the tree, or the reconstructed
+secret model), and the ledger charges of a production fit, recorded with the
+code *before* that work (commit 215b542; see ``mpc_openings_record.py``).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from mpc_openings_record import record  # noqa: E402
+
+pytestmark = pytest.mark.mpc
+
+
+def test_openings_values_and_charges_match_the_record_made_before_the_scaling_work():
+    before = json.loads((HERE / "data" / "mpc_openings_tennis.json").read_text())
+    now = json.loads(json.dumps(record(), sort_keys=True))
+    assert sorted(now) == sorted(before)
+    for system in before:
+        assert now[system]["reveals"] == before[system]["reveals"], system
+        for key in ("nodes", "model"):
+            if key in before[system]:
+                assert now[system][key] == before[system][key], (system, key)
+        charges_now, charges_before = now[system]["charges"], before[system]["charges"]
+        assert now[system]["spent"] == pytest.approx(before[system]["spent"], rel=1e-9), system
+        if system == "partial_mpc_id3":  # leaves follow the noisy splits: compare the kinds
+            kinds_now = {(c["mechanism"], c["entry"], c["epsilon"]) for c in charges_now}
+            kinds_before = {(c["mechanism"], c["entry"], c["epsilon"]) for c in charges_before}
+            assert kinds_now == kinds_before
+            continue
+        assert len(charges_now) == len(charges_before), system
+        for a, b in zip(charges_now, charges_before, strict=True):
+            assert {k: a[k] for k in a if k not in ("epsilon", "delta")} == {
+                k: b[k] for k in b if k not in ("epsilon", "delta")
+            }, system
+            assert a["epsilon"] == pytest.approx(b["epsilon"], rel=1e-12), system
+            assert a["delta"] == pytest.approx(b["delta"], rel=1e-9, abs=0.0), system
+
+
+def test_owner_tables_open_the_same_values_as_the_shared_rows():
+    """MPC-ID3 and CDP+PMPC with owner_tables=True open what the record holds."""
+    from mpc_openings_record import SEED, _plain
+
+    from privet.data import load_dataset
+    from privet.learners._protocols.testing import allow_testing_noise
+    from privet.learners.mpc_id3.host import run_mpc_id3
+    from privet.learners.partial_mpc_id3.host import run_partial_mpc_id3
+
+    before = json.loads((HERE / "data" / "mpc_openings_tennis.json").read_text())
+    ds = load_dataset("tennis")
+    codes, y = ds.codes()
+    sizes, u = ds.schema.domain_sizes, ds.schema.n_classes
+    kw = {"backend": "mpc", "parties": 3, "timeout": 120.0, "owner_tables": True}
+    run = run_mpc_id3(codes, y, sizes, u, depth=3, **kw)
+    now = json.loads(json.dumps({"reveals": _plain(list(run.reveals)), "nodes": _plain(run.nodes)}))
+    assert now["reveals"] == before["mpc_id3"]["reveals"]
+    assert now["nodes"] == before["mpc_id3"]["nodes"]
+    with allow_testing_noise():
+        run = run_partial_mpc_id3(
+            codes,
+            y,
+            sizes,
+            u,
+            depth=2,
+            epsilon=0.5,
+            mpc_noise="discrete",
+            bit_length=32,
+            _testing_noise=SEED,
+            **kw,
+        )
+    now = json.loads(json.dumps({"reveals": _plain(list(run.reveals)), "nodes": _plain(run.nodes)}))
+    assert now["reveals"] == before["partial_mpc_id3"]["reveals"]
+    assert now["nodes"] == before["partial_mpc_id3"]["nodes"]
