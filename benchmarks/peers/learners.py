@@ -297,25 +297,29 @@ def plot(summary: pd.DataFrame, dataset: str, path: Path) -> None:
     import matplotlib.pyplot as plt
 
     d = summary[summary.dataset == dataset]
-    fig, axes = plt.subplots(1, 2, figsize=(13, 5))
+    names = sorted(d.system.unique(), key=lambda n: (not n.startswith("privet"), n))
+    colours = dict(zip(names, plt.get_cmap("tab20")(np.linspace(0, 1, 20))[: len(names)], strict=False))
+    fig, axes = plt.subplots(1, 2, figsize=(15, 5.5))
     for ax, (col, label) in zip(axes, (("acc_mean", "accuracy"), ("auc_mean", "ROC AUC")), strict=True):
-        for sysname, g in d.groupby("system"):
+        for sysname in names:
+            g = d[d.system == sysname]
             finite = g[np.isfinite(g.epsilon)].sort_values("epsilon")
             if len(finite):
                 style = "-o" if sysname.startswith("privet") else "--s"
                 ax.errorbar(
                     finite.epsilon, finite[col], yerr=finite[col.replace("mean", "std")].fillna(0),
-                    fmt=style, ms=4, capsize=2, label=sysname,
+                    fmt=style, ms=4, capsize=2, label=sysname, color=colours[sysname],
                 )
             else:
-                ax.axhline(g[col].iloc[0], ls=":", lw=1.2, label=sysname, color="grey" if "majority" in sysname else None)
+                ax.axhline(g[col].iloc[0], ls=":", lw=1.5, label=sysname, color=colours[sysname])
         ax.set_xscale("log")
         ax.set_xlabel("epsilon")
         ax.set_ylabel(label)
         ax.set_title(f"{dataset}: {label} vs epsilon (mean ± sd over {N_SPLITS} runs)")
         ax.grid(alpha=0.3)
-    axes[1].legend(fontsize=7, loc="lower right")
-    fig.tight_layout()
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, fontsize=8, loc="center right")
+    fig.subplots_adjust(right=0.76, wspace=0.22)
     fig.savefig(path, dpi=110)
     plt.close(fig)
 
@@ -396,8 +400,14 @@ def main() -> None:
     ap.add_argument("--fbdt", default=None, help="checkout of federated-boosted-dp-trees")
     ap.add_argument("--only", nargs="*", default=None, help="substrings of system names to run")
     ap.add_argument("--out", default="learners", help="stem of the result files")
+    ap.add_argument("--replot", action="store_true", help="only redraw the PNGs from the summary CSV")
     args = ap.parse_args()
     RESULTS.mkdir(parents=True, exist_ok=True)
+    if args.replot:
+        summary = pd.read_csv(RESULTS / f"{args.out}_summary.csv")
+        for dataset in args.datasets:
+            plot(summary, dataset, RESULTS / f"{args.out}_{dataset}.png")
+        return
     load_start = Path("/proc/loadavg").read_text().strip()
     t_start = time.perf_counter()
     rows, skipped = [], []
