@@ -295,8 +295,9 @@ def test_resolve_learner_takes_class_names_short_names_and_configurations():
     # Every estimator privet.learners exports is auditable by its class name.
     assert {n for n in exported if n.endswith("Classifier")} <= names
     assert resolve_learner("DPID3Classifier").name == "dp_id3"
-    # The class's defaults: ObliviousID3Classifier is the paper-faithful split="exact".
-    assert resolve_learner("ObliviousID3Classifier").name == "oblivious_id3_exact"
+    # The class's defaults: ObliviousID3Classifier is the sound split="exponential".
+    assert resolve_learner("ObliviousID3Classifier").name == "oblivious_id3"
+    assert resolve_learner("oblivious_id3_exact").name == "oblivious_id3_exact"
     assert len(set(SHORT_NAMES.values())) == len(SHORT_NAMES)
     with pytest.raises(InvalidParameterError, match=r"DPID3Classifier.*dpid3.*dp_id3"):
         resolve_learner("c45")

@@ -40,13 +40,14 @@ def test_faithful_protocol_is_refused_on_a_finite_budget_and_infinite_otherwise(
         ObliviousID3Classifier(
             epsilon=1.0,
             max_depth=2,
+            split="exact",
             schema=tennis.schema,
             ledger=Ledger(budget=Guarantee(5.0)),
             backend="local",
         ).fit(tennis.X, tennis.y)
     led = Ledger(budget=Guarantee.unbounded())
     ObliviousID3Classifier(
-        epsilon=1.0, max_depth=2, schema=tennis.schema, ledger=led, backend="local"
+        epsilon=1.0, max_depth=2, split="exact", schema=tennis.schema, ledger=led, backend="local"
     ).fit(tennis.X, tennis.y)
     assert math.isinf(led.spent().epsilon)
     assert any(c.claim is not None for c in led.charges)

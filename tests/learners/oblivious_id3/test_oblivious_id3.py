@@ -53,7 +53,7 @@ class Exploding:
 def test_faithful_mode_is_refused_on_a_finite_budget_and_charges_nothing(car, where):
     led = Ledger(budget=Guarantee(5.0))
     target = {"ledger": led, "scope": led.root.partition(2)[0], "none": None}[where]
-    m = ObliviousID3Classifier(epsilon=1.0, schema=car.schema, ledger=target)
+    m = ObliviousID3Classifier(epsilon=1.0, split="exact", schema=car.schema, ledger=target)
     with pytest.raises(BudgetExceededError, match=r"no DP guarantee.*split='exponential'"):
         m.fit(Exploding(), Exploding())
     assert led.charges == [] and led.remaining().epsilon == 5.0
@@ -62,7 +62,9 @@ def test_faithful_mode_is_refused_on_a_finite_budget_and_charges_nothing(car, wh
 
 def test_faithful_mode_on_an_unbounded_ledger_records_the_leak_and_the_claim(car):
     led = unbounded()
-    m = ObliviousID3Classifier(epsilon=0.5, max_depth=2, schema=car.schema, ledger=led)
+    m = ObliviousID3Classifier(
+        epsilon=0.5, max_depth=2, split="exact", schema=car.schema, ledger=led
+    )
     assert math.isinf(led.plan_cost(m.privacy_plan()).epsilon)
     m.fit(car.X, car.y)
     assert math.isinf(led.spent().epsilon) and math.isinf(m.privacy_spent_.epsilon)
@@ -86,9 +88,9 @@ def test_faithful_splits_are_the_exact_argmax(car):
     sizes = car.schema.domain_sizes
     q = [max_operator(contingency(codes[:, a], yc, sizes[a], 4)) for a in range(len(sizes))]
     fits = [
-        ObliviousID3Classifier(epsilon=1.0, max_depth=3, schema=car.schema, ledger=unbounded()).fit(
-            car.X, car.y
-        )
+        ObliviousID3Classifier(
+            epsilon=1.0, max_depth=3, split="exact", schema=car.schema, ledger=unbounded()
+        ).fit(car.X, car.y)
         for _ in range(2)
     ]
     assert fits[0].tree_.feature[0] == int(np.argmax(q))

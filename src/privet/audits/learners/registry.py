@@ -19,8 +19,9 @@ Names
 A class name and its short name give the configuration of
 :data:`CLASS_CONFIGURATIONS`: the class with its own defaults, except that
 forests audit five trees. ``ObliviousID3Classifier`` and ``obliviousid3`` are
-therefore the paper-faithful ``split="exact"`` (the class's default), while the
-configuration ``oblivious_id3`` is the sound ``split="exponential"``.
+therefore the sound ``split="exponential"`` (the class's default, configuration
+``oblivious_id3``); the paper-faithful ``split="exact"`` is the configuration
+``oblivious_id3_exact``.
 
 ==========================  ================  ==============================
 class                       short name        configuration
@@ -28,7 +29,7 @@ class                       short name        configuration
 ``ID3Classifier``           ``id3``           ``id3``
 ``DPID3Classifier``         ``dpid3``         ``dp_id3``
 ``PartialMPCID3Classifier`` ``partialmpcid3`` ``partial_mpc_id3``
-``ObliviousID3Classifier``  ``obliviousid3``  ``oblivious_id3_exact``
+``ObliviousID3Classifier``  ``obliviousid3``  ``oblivious_id3``
 ``DPRandomForestClassifier`` ``dpforest``     ``dp_forest``
 ``DPExtraTreesClassifier``  ``dpextratrees``  ``dp_extra_trees``
 ``MPCID3Classifier``        ``mpcid3``        ``mpc_id3``
@@ -86,7 +87,7 @@ CLASS_CONFIGURATIONS: dict[str, str] = {
     "ID3Classifier": "id3",
     "DPID3Classifier": "dp_id3",
     "PartialMPCID3Classifier": "partial_mpc_id3",
-    "ObliviousID3Classifier": "oblivious_id3_exact",
+    "ObliviousID3Classifier": "oblivious_id3",
     "DPRandomForestClassifier": "dp_forest",
     "DPExtraTreesClassifier": "dp_extra_trees",
     "MPCID3Classifier": "mpc_id3",

@@ -69,13 +69,14 @@ class ObliviousID3Classifier(BaseTreeClassifier):
         Privacy budget of one ``fit``.
     max_depth : int, default=3
         Depth ``h`` of the complete tree (capped at the number of attributes).
-    split : {"exact", "exponential"}, default="exact"
-        ``"exact"`` is the paper: exact argmax, no noise; the leaves get the
-        full ``epsilon``. It releases a non-private aggregate (see Notes) and
-        needs a ledger with ``budget=Guarantee.unbounded()``. ``"exponential"``
-        is the sound variant: the hidden split is drawn by the exponential
-        mechanism (sensitivity 1) at ``split_fraction * epsilon / h`` per level,
-        and the leaves get ``(1 - split_fraction) * epsilon``.
+    split : {"exponential", "exact"}, default="exponential"
+        ``"exponential"`` (the default) is the sound variant: the hidden split
+        is drawn by the exponential mechanism (sensitivity 1) at
+        ``split_fraction * epsilon / h`` per level, and the leaves get
+        ``(1 - split_fraction) * epsilon``. ``"exact"`` is the paper: exact
+        argmax, no noise; the leaves get the full ``epsilon``. It releases a
+        non-private aggregate (see Notes), so it needs a ledger with
+        ``budget=Guarantee.unbounded()`` and is never the default.
     leaf : {"laplace", "exponential"}, default="laplace"
         Leaf label: argmax of Laplace noisy counts (Alg. 1) or the exponential
         mechanism on the counts (the paper's Fig. 4 variant).
@@ -166,7 +167,7 @@ class ObliviousID3Classifier(BaseTreeClassifier):
         *,
         epsilon: float = 1.0,
         max_depth: int = 3,
-        split: str = "exact",
+        split: str = "exponential",
         leaf: str = "laplace",
         split_fraction: float = 0.25,
         backend: str = "reference",
