@@ -802,6 +802,56 @@ class LedgerContract:
         assert led.spent().epsilon <= sub.spent().epsilon * (1 + 1e-12)
         assert led.spent().epsilon >= rate * sub.spent().epsilon * (1 - 1e-12)
 
+    # ------------------------------------------------------------- charge_many
+    def test_charge_many_spends_what_the_charges_one_by_one_spend(self):
+        for relation in ("add_remove", "replace_one"):
+            together, apart = self.make(relation=relation), self.make(relation=relation)
+            pairs = []
+            for led in (together, apart):
+                a, b, c = led.root.partition(["a", "b", "c"])
+                pairs.append([(a, 0.25), (b, Guarantee(0.5, 1e-8)), (c, 0.125), (c, 0.125),
+                              (led.root, 0.0625)])  # fmt: skip
+            records = together.charge_many(pairs[0], mechanism="m", step="batch")
+            for sc, g in pairs[1]:
+                sc.charge(g, mechanism="m", step="batch")
+            assert [r.path for r in records] == [r.path for r in apart.charges]
+            assert [r.step for r in together.charges] == ["batch"] * 5
+            assert together.spent() == apart.spent()
+            assert together.to_json().count('"charge"') == apart.to_json().count('"charge"')
+
+    def test_charge_many_is_all_or_nothing(self):
+        led = self.make(Guarantee(1.0))
+        a, b = led.root.partition(["a", "b"])
+        a.charge(0.5, mechanism="before")
+        # each charge fits alone; together (0.5 + 0.375 at a, then 0.25 at the root) not
+        with pytest.raises(BudgetExceededError, match="3 releases together"):
+            led.charge_many([(a, 0.375), (b, 0.25), (led.root, 0.25)], mechanism="m")
+        assert [c.mechanism for c in led.charges] == ["before"]
+        assert led.spent() == Guarantee(0.5)
+        led.charge_many([(a, 0.375), (b, 0.25)], mechanism="m")
+        assert led.spent() == Guarantee(0.875)
+
+    def test_charge_many_inside_a_reservation_is_checked_against_it(self):
+        led = self.make(Guarantee(2.0))
+        a, b = led.root.partition(["a", "b"])
+        with led.reserve(Guarantee(0.5)):
+            with pytest.raises(BudgetExceededError, match="reservation"):
+                led.charge_many([(a, 0.25), (a, 0.25), (a, 0.125)], mechanism="m")
+            assert led.charges == []
+            led.charge_many([(a, 0.25), (b, 0.5), (a, 0.25)], mechanism="m")
+        assert led.spent() == Guarantee(0.5)
+
+    def test_charge_many_refuses_bad_input_and_charges_nothing(self):
+        led, other = self.make(), self.make(dataset="heart")
+        with pytest.raises(InvalidParameterError, match="scopes of this ledger"):
+            led.charge_many([(led.root, 0.1), (other.root, 0.1)], mechanism="m")
+        with pytest.raises(InvalidParameterError, match="pairs"):
+            led.charge_many([led.root], mechanism="m")
+        with pytest.raises(InvalidParameterError, match="mechanism"):
+            led.charge_many([(led.root, 0.1)], mechanism="")
+        assert led.charge_many([], mechanism="m") == []
+        assert led.charges == [] and other.charges == []
+
 
 class TestInMemoryLedger(LedgerContract):
     def make(self, budget=DEFAULT_BUDGET, *, relation="add_remove", dataset="adult"):
@@ -843,4 +893,3 @@ class TestPostgreSQLLedger(LedgerContract):
     def make(self, budget=DEFAULT_BUDGET, *, relation="add_remove", dataset="adult"):
         url = self._pg.url("contract", search_path=f"t{os.getpid()}_{next(self._count)}")
         return Ledger.open(url, dataset=dataset, budget=budget, relation=relation)
-

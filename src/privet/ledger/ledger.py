@@ -26,12 +26,13 @@ otherwise spend a second budget): use a ledger file to share a budget.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
 import socket
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from privet.errors import (
@@ -53,9 +54,9 @@ from privet.ledger.records import (
     ChargeRecord,
     eps_text,
 )
-from privet.ledger.relation import NeighbouringRelation
+from privet.ledger.relation import NeighbouringRelation, check_relation
 from privet.ledger.reservation import Reservation
-from privet.ledger.scope import Scope
+from privet.ledger.scope import Scope, check_charge_args
 from privet.ledger.store import MemoryStore
 from privet.ledger.tree import ABANDON_MARK, ReservationState
 
@@ -330,6 +331,44 @@ class Ledger(History):
         rid = self._reserve(amount, caller, node_id)
         return Reservation(self, rid)
 
+    def charge_many(
+        self,
+        charges: Iterable[tuple[Scope, Entry | Guarantee | float]],
+        *,
+        mechanism: str,
+        sensitivity: float | None = None,
+        relation: NeighbouringRelation | str | None = None,
+        caller: str = "",
+        step: str = "",
+        claim: Claim | None = None,
+    ) -> list[ChargeRecord]:
+        """Charge several scopes of this ledger at once: all or nothing.
+
+        The same as calling :meth:`Scope.charge` on each ``(scope, entry)`` pair,
+        with one budget check for the whole batch and one write transaction: a
+        tree's leaves, or every node of one tree level, are released together.
+        If the batch does not fit, :class:`BudgetExceededError` is raised and
+        nothing is charged. One check suffices because every composed cost grows
+        with each charge added, so a batch that fits has every prefix fitting.
+        """
+        items: list[tuple[int, Entry]] = []
+        for pair in charges:
+            if not (isinstance(pair, tuple) and len(pair) == 2):
+                raise InvalidParameterError(
+                    f"charge_many takes (scope, entry) pairs, got {pair!r}."
+                )
+            scope, entry = pair
+            if not isinstance(scope, Scope) or scope.ledger is not self:
+                raise InvalidParameterError(
+                    f"charge_many charges scopes of this ledger only, got {scope!r}."
+                )
+            items.append((scope.id, as_entry(entry)))
+        check_relation(self.relation, relation, f"Mechanism {mechanism!r}")
+        check_charge_args(mechanism, sensitivity, caller, step, claim)
+        if not items:
+            return []
+        return self._charge_many(items, mechanism, sensitivity, caller, step, claim)
+
     @property
     def charges(self) -> list[ChargeRecord]:
         """Every committed charge, oldest first."""
@@ -426,7 +465,9 @@ class Ledger(History):
     def __repr__(self) -> str:
         if self.path is not None:
             kind = "PostgresLedger" if hasattr(self._store, "url") else "SQLiteLedger"
-            return f"{kind}({self._store.describe()}, dataset={self.dataset!r}, budget={self.budget})"
+            return (
+                f"{kind}({self._store.describe()}, dataset={self.dataset!r}, budget={self.budget})"
+            )
         return (
             f"{type(self).__name__}(dataset={self.dataset!r}, budget={self.budget}, "
             f"relation={self.relation.value!r}, spent={self.spent()})"
@@ -470,61 +511,88 @@ class Ledger(History):
     # ---------------------------------------------------------------- checks
     def _check_charge(self, node_id: int, entry: Entry, reservation: Reservation | None) -> None:
         """Raise BudgetExceededError if the charge does not fit; change nothing."""
-        if isinstance(entry, NonPrivate) and math.isfinite(self.budget.epsilon):
-            raise BudgetExceededError(
-                f"A non-private release ({entry.reason}) has no DP guarantee (epsilon = "
-                f"infinity) and cannot be charged to the finite budget {self.budget} of "
-                f"dataset {self.dataset!r}; use the learner's sound variant, or a ledger "
-                "with budget=Guarantee.unbounded() if you accept the leak knowingly."
+        self._check_charges([(node_id, entry)], reservation)
+
+    def _check_charges(
+        self, items: Sequence[tuple[int, Entry]], reservation: Reservation | None
+    ) -> None:
+        """Raise BudgetExceededError unless all the charges fit together; change nothing.
+
+        One check for the whole batch: every cost the tree composes grows with each
+        charge added (sums, maxima and amplification are monotone), so if the batch
+        fits, every prefix of it fits too.
+        """
+        for _, entry in items:
+            if isinstance(entry, NonPrivate) and math.isfinite(self.budget.epsilon):
+                raise BudgetExceededError(
+                    f"A non-private release ({entry.reason}) has no DP guarantee (epsilon = "
+                    f"infinity) and cannot be charged to the finite budget {self.budget} of "
+                    f"dataset {self.dataset!r}; use the learner's sound variant, or a ledger "
+                    "with budget=Guarantee.unbounded() if you accept the leak knowingly."
+                )
+        if len(items) == 1:
+            what = f"Charging {items[0][1].guarantee()} in scope {self._nodes[items[0][0]].path!r}"
+        else:
+            what = (
+                f"Charging {len(items)} releases together (the first {items[0][1].guarantee()} "
+                f"in scope {self._nodes[items[0][0]].path!r})"
             )
-        path = self._nodes[node_id].path
         # The cost of a tree is not additive: add tentatively, measure, restore.
         if reservation is None:
-            with self._tentative(node_id, Cost.of(entry), None):
+            with self._tentative_many(items, None):
                 bound = self._global_bound()
             if not bound.guarantee.fits_in(self.budget):
                 left = left_of(self.budget, self._global_bound().guarantee)
                 raise BudgetExceededError(
-                    f"Charging {entry.guarantee()} in scope {path!r} would bring dataset "
-                    f"{self.dataset!r} to {bound.guarantee} ({bound.method} composition), "
-                    f"over its budget {self.budget}; {left} is left. Lower epsilon, or use "
-                    "a new dataset budget."
+                    f"{what} would bring dataset {self.dataset!r} to {bound.guarantee} "
+                    f"({bound.method} composition), over its budget {self.budget}; {left} is "
+                    "left. Lower epsilon, or use a new dataset budget."
                 )
             return
         # The reservation stands in the global check at its scope, so what is charged
         # in it must lie in that scope's subtree and is measured at that scope (above
         # it, e.g. under a subsample, the global check amplifies the reserved amount).
         scope_id = reservation._state.scope_id
-        cur: int | None = node_id
-        while cur is not None and cur != scope_id:
-            cur = self._nodes[cur].parent
-        if cur is None:
-            raise BudgetExceededError(
-                f"Charging {entry.guarantee()} in scope {path!r} inside reservation "
-                f"#{reservation.id}, which sits in scope {self._nodes[scope_id].path!r} and "
-                "covers only charges in that scope and below; charge inside it, or reserve "
-                "at a scope holding both. Nothing was charged."
-            )
-        with self._tentative(node_id, Cost.of(entry), reservation.id):
+        for node_id, entry in items:
+            cur: int | None = node_id
+            while cur is not None and cur != scope_id:
+                cur = self._nodes[cur].parent
+            if cur is None:
+                raise BudgetExceededError(
+                    f"Charging {entry.guarantee()} in scope {self._nodes[node_id].path!r} inside "
+                    f"reservation #{reservation.id}, which sits in scope {self._nodes[scope_id].path!r} and "
+                    "covers only charges in that scope and below; charge inside it, or reserve "
+                    "at a scope holding both. Nothing was charged."
+                )
+        with self._tentative_many(items, reservation.id):
             cost = self._cost(scope_id, reservation.id)
             bound = self._global_bound(exclude=reservation.id)
         used = best_guarantee(cost, reservation.amount.delta)
         if not used.guarantee.fits_in(reservation.amount):
             raise BudgetExceededError(
-                f"Charging {entry.guarantee()} in scope {path!r} would use {used.guarantee} "
-                f"of reservation #{reservation.id}, which set aside {reservation.amount}; "
-                "the privacy plan under-estimated this call. Nothing was charged."
+                f"{what} would use {used.guarantee} of reservation #{reservation.id}, which "
+                f"set aside {reservation.amount}; the privacy plan under-estimated this call. "
+                "Nothing was charged."
             )
         # Within its amount, a reservation's charges can still push the merged tree
         # over the budget where composition is not additive (a subsample shared
         # with settled charges): check the merged tree too.
         if not bound.guarantee.fits_in(self.budget):
             raise BudgetExceededError(
-                f"Charging {entry.guarantee()} in scope {path!r} inside reservation "
-                f"#{reservation.id} would bring dataset {self.dataset!r} to "
-                f"{bound.guarantee} ({bound.method} composition) with the other charges it "
-                f"composes with, over its budget {self.budget}. Nothing was charged."
+                f"{what} inside reservation #{reservation.id} would bring dataset "
+                f"{self.dataset!r} to {bound.guarantee} ({bound.method} composition) with the "
+                f"other charges it composes with, over its budget {self.budget}. Nothing was "
+                "charged."
             )
+
+    @contextlib.contextmanager
+    def _tentative_many(
+        self, items: Sequence[tuple[int, Entry]], rid: int | None
+    ) -> Iterator[None]:
+        with contextlib.ExitStack() as stack:
+            for node_id, entry in items:
+                stack.enter_context(self._tentative(node_id, Cost.of(entry), rid))
+            yield
 
     def _charge(
         self,
@@ -538,40 +606,76 @@ class Ledger(History):
         *,
         commit: bool,
     ) -> ChargeRecord:
-        reservation = self._active.get()
-        if reservation is not None and (reservation._ledger is not self or not reservation.is_open):
-            reservation = None
-        if not mechanism:
-            raise InvalidParameterError("A charge needs the name of its mechanism.")
-        check_entry_size(entry)
-
-        def record() -> ChargeRecord:
-            return ChargeRecord(
-                id=0,  # the store gives the id
-                scope_id=node_id,
-                path=self._nodes[node_id].path,
-                entry=entry,
-                mechanism=mechanism,
-                sensitivity=None if sensitivity is None else float(sensitivity),
-                relation=self.relation.value,
-                caller=caller,
-                step=step,
-                claim=claim,
-                timestamp=time.time(),
-                reservation=None if reservation is None else reservation.id,
-            )
-
         if not commit:
+            reservation = self._open_reservation()
+            check_entry_size(entry)
             with self._lock:
                 self._refresh()
                 self._check_charge(node_id, entry, reservation)
-                return record()
+            return self._record(
+                node_id, entry, mechanism, sensitivity, caller, step, claim, reservation
+            )
+        return self._charge_many([(node_id, entry)], mechanism, sensitivity, caller, step, claim)[0]
+
+    def _open_reservation(self) -> Reservation | None:
+        reservation = self._active.get()
+        if reservation is not None and (reservation._ledger is not self or not reservation.is_open):
+            reservation = None
+        return reservation
+
+    def _record(
+        self,
+        node_id: int,
+        entry: Entry,
+        mechanism: str,
+        sensitivity: float | None,
+        caller: str,
+        step: str,
+        claim: Claim | None,
+        reservation: Reservation | None,
+    ) -> ChargeRecord:
+        return ChargeRecord(
+            id=0,  # the store gives the id
+            scope_id=node_id,
+            path=self._nodes[node_id].path,
+            entry=entry,
+            mechanism=mechanism,
+            sensitivity=None if sensitivity is None else float(sensitivity),
+            relation=self.relation.value,
+            caller=caller,
+            step=step,
+            claim=claim,
+            timestamp=time.time(),
+            reservation=None if reservation is None else reservation.id,
+        )
+
+    def _charge_many(
+        self,
+        items: Sequence[tuple[int, Entry]],
+        mechanism: str,
+        sensitivity: float | None,
+        caller: str,
+        step: str,
+        claim: Claim | None,
+    ) -> list[ChargeRecord]:
+        """Check the batch once, then commit every charge in one write transaction."""
+        if not mechanism:
+            raise InvalidParameterError("A charge needs the name of its mechanism.")
+        for _, entry in items:
+            check_entry_size(entry)
+        reservation = self._open_reservation()
         with self._write():
             if reservation is not None and not reservation.is_open:
                 reservation = None
-            self._check_charge(node_id, entry, reservation)
-            event = self._append("charge", {"id": None, "record": record().to_dict()})
-        return self._charges[event.payload["id"]]
+            self._check_charges(items, reservation)
+            ids = []
+            for node_id, entry in items:
+                rec = self._record(
+                    node_id, entry, mechanism, sensitivity, caller, step, claim, reservation
+                )
+                event = self._append("charge", {"id": None, "record": rec.to_dict()})
+                ids.append(event.payload["id"])
+        return [self._charges[i] for i in ids]
 
     def _reserve(self, amount: Guarantee, caller: str, node_id: int) -> int:
         check_entry_size(amount)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import abc
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, ClassVar, TypeVar
 
 import numpy as np
@@ -125,6 +125,53 @@ class Mechanism(abc.ABC):
             return out
         out = np.asarray(out)
         return out.item() if out.ndim == 0 else out
+
+    def release_many(
+        self,
+        values: Sequence[Any],
+        scopes: Sequence[Any],
+        *,
+        caller: str = "",
+        step: str = "",
+        claim: Claim | None = None,
+    ) -> list[Any]:
+        """One release per ``(values[i], scopes[i])``, charged together, then drawn.
+
+        The same as calling the mechanism once per pair, with every input checked
+        first, then one :meth:`~privet.ledger.Ledger.charge_many` on the scopes'
+        ledger (all or nothing, one budget check), then the draws. Used for a
+        tree's leaves or one level of its nodes, each in its own scope.
+        """
+        owner = type(self).__name__
+        targets = [v.scope_of(sc, owner) for sc in scopes]
+        arrs = [self._validate_input(x) for x in values]
+        if len(arrs) != len(targets):
+            raise InvalidParameterError(
+                f"{owner}.release_many needs one scope per input; got {len(arrs)} inputs "
+                f"and {len(targets)} scopes."
+            )
+        if not arrs:
+            return []
+        ledger = targets[0].ledger
+        entry = self.entry()
+        ledger.charge_many(
+            [(sc, entry) for sc in targets],
+            mechanism=self.mechanism,
+            sensitivity=self.sensitivity,
+            relation=self.relation,
+            caller=caller,
+            step=step,
+            claim=claim,
+        )
+        out = []
+        for res in self._sample_many(arrs):
+            res = np.asarray(res)
+            out.append(res.item() if res.ndim == 0 else res)
+        return out
+
+    def _sample_many(self, arrs: list[NDArray[Any]]) -> list[Any]:
+        """The releases of several validated inputs (after their charges)."""
+        return [self._sample(a) for a in arrs]
 
     def _validate_input(self, values: Any) -> NDArray[Any]:
         """The checked input array (raises before anything is charged)."""

@@ -240,6 +240,17 @@ class ReportNoisyMax(_Selection):
         noise = _opendp.laplace_int(np.zeros(arr.shape, dtype=np.int64), self.scale)
         return np.argmax(arr + noise, axis=-1)  # first maximum: the fixed tie rule
 
+    def _sample_many(self, arrs: list[NDArray[np.float64]]) -> list[Any]:
+        if self.noise != "discrete_laplace":
+            return super()._sample_many(arrs)
+        # independent noise per candidate: one draw for every selection of the batch
+        sizes = [a.size for a in arrs]
+        noise = _opendp.laplace_int(np.zeros(sum(sizes), dtype=np.int64), self.scale)
+        parts = np.split(noise, np.cumsum(sizes)[:-1])
+        return [
+            np.argmax(a + z.reshape(a.shape), axis=-1) for a, z in zip(arrs, parts, strict=True)
+        ]
+
     def probabilities(self, utilities: Any) -> NDArray[np.float64]:
         if self.noise == "gumbel":
             return exponential_mechanism_probabilities(utilities, self.scale)

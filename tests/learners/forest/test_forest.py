@@ -91,13 +91,39 @@ def test_extra_trees_charge_only_their_leaves(car):
     m.fit(car.X, car.y)
     assert {c.step for c in led.charges} == {"leaf"}
     assert all(c.guarantee.epsilon == pytest.approx(1.0) for c in led.charges)
-    n_leaves = sum(t.n_leaves for t in m.trees_)
-    assert len(led.charges) == n_leaves
+    # one histogram over each tree's leaves x classes (L1 sensitivity 1): one charge a tree
+    assert len(led.charges) == 3
+    assert all(c.sensitivity == 1.0 for c in led.charges)
     # splits come from random_state alone: the same seed gives the same shapes
     m2 = DPExtraTreesClassifier(
         n_estimators=3, epsilon=1.0, max_depth=3, schema=car.schema, random_state=0
     ).fit(car.X, car.y)
     assert all(a.same_structure(b) for a, b in zip(m.trees_, m2.trees_, strict=True))
+
+
+@pytest.mark.parametrize("leaf", ["laplace", "exponential"])
+def test_extra_trees_release_every_leaf_at_the_cost_of_one(car, leaf):
+    """The one-release path and the leaf-by-leaf path prove the same cost.
+
+    Under replace-one, exponential leaves keep a scope each (a replaced record can
+    change two leaves' utilities); Laplace leaves are one histogram of L1
+    sensitivity 2 in either case.
+    """
+    for relation in ("add_remove", "replace_one"):
+        led = Ledger(budget=Guarantee(10.0), relation=relation)
+        m = DPExtraTreesClassifier(
+            n_estimators=2, epsilon=1.0, max_depth=2, leaf=leaf, schema=car.schema, ledger=led,
+            random_state=1,
+        )  # fmt: skip
+        m.fit(car.X, car.y)
+        by_leaf = leaf == "exponential" and relation == "replace_one"
+        n_leaves = sum(t.n_leaves for t in m.trees_)
+        assert len(led.charges) == (n_leaves if by_leaf else 2)
+        planned = led.plan_cost(m.privacy_plan(car.schema))
+        assert m.privacy_spent_.epsilon == pytest.approx(planned.epsilon)
+        # a replaced record can reach two leaves' EM labels: 2 epsilon; else epsilon
+        assert m.privacy_spent_.epsilon == pytest.approx(2.0 if by_leaf else 1.0)
+        assert m.predict(car.X.iloc[:50]).shape == (50,)
 
 
 def test_disjoint_partition_is_stable_under_replace_one(car):

@@ -223,19 +223,22 @@ def reference_accounting(relation: NeighbouringRelation) -> NoiseAccounting:
 
 
 @functools.lru_cache(maxsize=512)
-def _exponential(
+def exponential_mechanism(
     epsilon: float, sensitivity: float, relation: NeighbouringRelation
 ) -> ExponentialMechanism:
+    """The exponential mechanism for ``relation`` (cached: the growers call it per level)."""
     return make_exponential(epsilon, sensitivity=sensitivity, relation=relation)
 
 
 @functools.lru_cache(maxsize=512)
-def _noisy_max(epsilon: float, relation: NeighbouringRelation) -> ReportNoisyMax:
+def noisy_max_mechanism(epsilon: float, relation: NeighbouringRelation) -> ReportNoisyMax:
+    """Report-noisy-max with discrete Laplace noise (the sound MPC path's selection)."""
     return make_report_noisy_max(epsilon, noise="discrete_laplace", relation=relation)
 
 
 @functools.lru_cache(maxsize=512)
-def _histogram(epsilon: float, relation: NeighbouringRelation) -> NoisyHistogram:
+def histogram_mechanism(epsilon: float, relation: NeighbouringRelation) -> NoisyHistogram:
+    """Discrete Laplace class counts at ``epsilon``."""
     # L1 sensitivity 1 (add/remove) or 2 (replace-one), picked from the relation.
     return make_noisy_histogram(epsilon, relation=relation)
 

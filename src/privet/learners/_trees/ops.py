@@ -17,9 +17,9 @@ import numpy as np
 from privet.data import Schema
 from privet.errors import InvalidParameterError
 from privet.learners._trees.accounting import (
-    _exponential,
-    _histogram,
-    _noisy_max,
+    exponential_mechanism,
+    histogram_mechanism,
+    noisy_max_mechanism,
     secure_rng,
 )
 from privet.learners._trees.scores import contingency, max_operator
@@ -128,9 +128,9 @@ class ReferenceOps:
                     "the discrete noisy-max selection is built for sensitivity 1 (max-operator "
                     f"scores, counts); got {sensitivity}."
                 )
-            mech = _noisy_max(float(epsilon), scope.ledger.relation)
+            mech = noisy_max_mechanism(float(epsilon), scope.ledger.relation)
         else:
-            mech = _exponential(float(epsilon), float(sensitivity), scope.ledger.relation)
+            mech = exponential_mechanism(float(epsilon), float(sensitivity), scope.ledger.relation)
         pick = mech(
             np.asarray(utilities, dtype=float),
             scope=scope,
@@ -158,17 +158,29 @@ class ReferenceOps:
         protocol gathers its MPC-LM calls; each leaf is charged in its own
         scope before its value is drawn.
         """
-        eye = np.eye(self.n_classes)
-        out: list[np.ndarray] = []
-        for sc, rows in leaves:
-            counts = self.count(rows)
-            if leaf == "exponential":
-                out.append(eye[self.select(sc, counts, epsilon=epsilon, step=step, claim=claim)])
-                continue
-            hist = _histogram(float(epsilon), sc.ledger.relation)
-            noisy = hist(counts, scope=sc, caller=self.caller, step=step, claim=claim)
-            out.append(np.asarray(noisy, dtype=float))
-        return out
+        if not leaves:
+            return []
+        scopes = [sc for sc, _ in leaves]
+        counts = [self.count(rows) for _, rows in leaves]
+        relation = scopes[0].ledger.relation
+        # every leaf in its own scope, all charged together (one budget check)
+        if leaf == "exponential":
+            if self.noise == "discrete":
+                mech: Any = noisy_max_mechanism(float(epsilon), relation)
+            else:
+                mech = exponential_mechanism(float(epsilon), 1.0, relation)
+            picks = mech.release_many(
+                [c.astype(float) for c in counts],
+                scopes,
+                caller=self.caller,
+                step=step,
+                claim=claim,
+            )
+            eye = np.eye(self.n_classes)
+            return [eye[int(p)] for p in picks]
+        hist = histogram_mechanism(float(epsilon), relation)
+        noisy = hist.release_many(counts, scopes, caller=self.caller, step=step, claim=claim)
+        return [np.asarray(v, dtype=float) for v in noisy]
 
     def label(self, value: np.ndarray) -> np.ndarray:
         """The one-hot argmax of a leaf's noisy counts (Alg. 1 step 10).

@@ -10,7 +10,7 @@ import numpy as np
 from privet.data import Schema
 from privet.learners._base import BaseTreeClassifier, _validate_params, plan_depth
 from privet.learners._params import Interval, StrOptions
-from privet.learners._trees.noise import exponential_select, noisy_counts
+from privet.learners._trees.accounting import exponential_mechanism, histogram_mechanism
 from privet.learners._trees.scores import contingency, max_operator
 from privet.learners._trees.tree import TreeBuilder
 from privet.ledger import Claim, Exponential, Laplace, NeighbouringRelation, PrivacyPlan
@@ -175,43 +175,87 @@ class DPID3Classifier(BaseTreeClassifier):
         return self
 
     def _grow(self, scope: Any, codes: np.ndarray, y_codes: np.ndarray) -> Any:
+        """Algorithm 6, one level at a time.
+
+        The stopping rule is data independent, so a level's nodes are known before
+        any of them is released: each level's split selections are charged together
+        (one :meth:`~privet.ledger.Ledger.charge_many`, every node in its own
+        scope), then drawn; the leaves likewise. The charges are the ones a
+        node-by-node recursion makes, in level order.
+        """
         schema = self.schema_
         sizes, c = schema.domain_sizes, schema.n_classes
         eps = self._level_epsilon(schema)
         h = plan_depth(self.max_depth, schema)
         caller = type(self).__name__
+        relation = scope.ledger.relation
+        select = exponential_mechanism(float(eps), 1.0, relation)
         b = TreeBuilder(c)
-
-        def grow(node: int, sc: Any, rows: np.ndarray, attrs: list[int], depth: int) -> None:
-            level = h - depth
-            if depth == 0 or not attrs:
-                counts = np.bincount(y_codes[rows], minlength=c)
-                if self.leaf == "laplace":
-                    noisy = noisy_counts(sc, counts, epsilon=eps, caller=caller, step="leaf")
-                    b.set_leaf(node, noisy)
-                else:
-                    label = exponential_select(sc, counts, epsilon=eps, caller=caller, step="leaf")
-                    b.set_leaf(node, np.eye(c)[label])
-                return
-            ys = y_codes[rows]
-            scores = np.array(
-                [max_operator(contingency(codes[rows, a], ys, sizes[a], c)) for a in attrs]
+        # the frontier: (node, scope, rows, attributes left) of one level
+        level = [(b.add_node(0), scope, np.arange(codes.shape[0]), list(range(len(sizes))))]
+        for depth in range(h, 0, -1):
+            inner = [item for item in level if item[3]]
+            leaves = [item for item in level if not item[3]]
+            scores = []
+            for _, _, rows, attrs in inner:
+                ys = y_codes[rows]
+                scores.append(
+                    np.array(
+                        [max_operator(contingency(codes[rows, a], ys, sizes[a], c)) for a in attrs],
+                        dtype=float,
+                    )
+                )
+            picks = select.release_many(
+                scores,
+                [item[1] for item in inner],
+                caller=caller,
+                step=f"split, depth {h - depth}",
             )
-            pick = exponential_select(
-                sc, scores, epsilon=eps, caller=caller, step=f"split, depth {level}"
-            )
-            best = attrs[pick]
-            kids = b.split(node, best, sizes[best])
-            parts = sc.partition(
-                [f"{schema.feature_names[best]}={lab}" for lab in schema.attributes[best].labels]
-            )
-            col = codes[rows, best]
-            order = np.argsort(col, kind="stable")
-            bounds = np.searchsorted(col[order], np.arange(sizes[best] + 1))
-            rest = [a for a in attrs if a != best]
-            for v, (kid, part) in enumerate(zip(kids, parts, strict=True)):
-                grow(kid, part, rows[order[bounds[v] : bounds[v + 1]]], rest, depth - 1)
-
-        root = b.add_node(0)
-        grow(root, scope, np.arange(codes.shape[0]), list(range(len(sizes))), h)
+            nxt = []
+            for (node, sc, rows, attrs), pick in zip(inner, picks, strict=True):
+                best = attrs[int(pick)]
+                kids = b.split(node, best, sizes[best])
+                parts = sc.partition(
+                    [
+                        f"{schema.feature_names[best]}={lab}"
+                        for lab in schema.attributes[best].labels
+                    ]
+                )
+                col = codes[rows, best]
+                order = np.argsort(col, kind="stable")
+                bounds = np.searchsorted(col[order], np.arange(sizes[best] + 1))
+                rest = [a for a in attrs if a != best]
+                for v, (kid, part) in enumerate(zip(kids, parts, strict=True)):
+                    nxt.append((kid, part, rows[order[bounds[v] : bounds[v + 1]]], rest))
+            self._release_leaves(b, leaves, y_codes, eps, relation, caller)
+            level = nxt
+        self._release_leaves(b, level, y_codes, eps, relation, caller)
         return b.build()
+
+    def _release_leaves(
+        self,
+        b: TreeBuilder,
+        leaves: list[tuple[int, Any, np.ndarray, list[int]]],
+        y_codes: np.ndarray,
+        eps: float,
+        relation: NeighbouringRelation,
+        caller: str,
+    ) -> None:
+        """Noisy class counts (or an EM label) of the leaves, charged together."""
+        if not leaves:
+            return
+        c = self.schema_.n_classes
+        counts = [np.bincount(y_codes[rows], minlength=c) for _, _, rows, _ in leaves]
+        scopes = [sc for _, sc, _, _ in leaves]
+        if self.leaf == "laplace":
+            values = histogram_mechanism(float(eps), relation).release_many(
+                counts, scopes, caller=caller, step="leaf"
+            )
+            for (node, *_), noisy in zip(leaves, values, strict=True):
+                b.set_leaf(node, np.asarray(noisy, dtype=float))
+        else:
+            labels = exponential_mechanism(float(eps), 1.0, relation).release_many(
+                [cnt.astype(float) for cnt in counts], scopes, caller=caller, step="leaf"
+            )
+            for (node, *_), label in zip(leaves, labels, strict=True):
+                b.set_leaf(node, np.eye(c)[int(label)])

@@ -10,6 +10,8 @@ from privet.data import Schema
 from privet.learners._base import plan_depth
 from privet.learners._trees.accounting import (
     ClaimRule,
+    exponential_mechanism,
+    histogram_mechanism,
     leaf_entry,
     leaf_mechanism,
     relation_of,
@@ -18,9 +20,24 @@ from privet.learners._trees.ops import ReferenceOps, scope_labels
 from privet.learners._trees.tree import Tree, TreeBuilder
 from privet.learners.forest.base import _BaseDPForest
 from privet.ledger import (
+    NeighbouringRelation,
     PlanNode,
     Scope,
 )
+
+
+def one_leaf_release(leaf: str, relation: NeighbouringRelation) -> bool:
+    """Whether all of a tree's leaves are released by one charge in the tree's scope.
+
+    Laplace leaves: the leaves x classes count array has L1 sensitivity 1 under
+    add/remove and 2 under replace-one (a replaced record leaves one cell and
+    enters another, in the same leaf or not), exactly the sensitivity of one
+    leaf's histogram; so one histogram release over every leaf costs what one
+    leaf costs. Exponential-mechanism labels: one record changes the utilities
+    of one leaf under add/remove (parallel composition, one charge); under
+    replace-one it can change two leaves, so each leaf keeps its own scope.
+    """
+    return leaf == "laplace" or relation is NeighbouringRelation.ADD_REMOVE
 
 
 def plan_extra_tree(
@@ -33,15 +50,38 @@ def plan_extra_tree(
     relation: Any,
     claim: ClaimRule,
 ) -> None:
-    """An extra tree's charges: none for its random splits, one per leaf."""
-    for level in range(depth):
-        node = node.partition(max(width, 2), label=f"depth {level + 1}")
+    """An extra tree's charges: none for its random splits; one for all leaves or one per leaf."""
+    if not one_leaf_release(leaf, relation):
+        for level in range(depth):
+            node = node.partition(max(width, 2), label=f"depth {level + 1}")
     node.charge(
         leaf_entry(leaf, epsilon, relation),
         mechanism=leaf_mechanism(leaf),
         step="leaf",
         claim=claim("leaf", epsilon),
     )
+
+
+def random_structure(
+    n_attributes: int, sizes: Any, depth: int, rng: np.random.Generator, n_classes: int
+) -> TreeBuilder:
+    """The splits of an extra tree, drawn from public randomness (no data read).
+
+    Depth first, so that the draws are those of the node-by-node grower.
+    """
+    builder = TreeBuilder(n_classes)
+
+    def grow(node: int, attrs: list[int], h: int) -> None:
+        if h == 0 or not attrs:
+            return
+        best = attrs[int(rng.integers(len(attrs)))]
+        kids = builder.split(node, best, sizes[best])
+        rest = [a for a in attrs if a != best]
+        for kid in kids:
+            grow(kid, rest, h - 1)
+
+    grow(builder.add_node(0), list(range(n_attributes)), depth)
+    return builder
 
 
 def grow_extra_tree(
@@ -59,8 +99,62 @@ def grow_extra_tree(
     """A DP extra tree (App. D): split attributes drawn uniformly at random.
 
     The splits read no data (public randomness), so only the leaves are
-    charged, each with the full ``epsilon``; the leaves are disjoint.
+    charged, with the full ``epsilon``; the leaves are disjoint. Where one
+    release covers every leaf (:func:`one_leaf_release`), the rows are routed to
+    their leaves in one vectorised pass and the leaves x classes counts are
+    released by one charge in the tree's scope; otherwise each leaf is charged
+    in its own scope (all in one batch).
     """
+    relation = scope.ledger.relation
+    if not one_leaf_release(leaf, relation):
+        return _grow_extra_tree_by_leaf(
+            ops, scope, schema, depth=depth, epsilon=epsilon, leaf=leaf, claim=claim, rng=rng,
+            rows=rows,
+        )  # fmt: skip
+    builder = random_structure(ops.n_attributes, ops.sizes, depth, rng, ops.n_classes)
+    structure = builder.build()
+    leaf_nodes = np.flatnonzero(structure.feature < 0)
+    position = np.full(structure.node_count, -1, dtype=np.int64)
+    position[leaf_nodes] = np.arange(leaf_nodes.size)
+    c = ops.n_classes
+    at = position[structure.apply(ops.codes[rows])]
+    counts = np.bincount(at * c + ops.y[rows], minlength=leaf_nodes.size * c).reshape(-1, c)
+    step = "leaf"
+    if leaf == "laplace":
+        values = np.asarray(
+            histogram_mechanism(float(epsilon), relation)(
+                counts, scope=scope, caller=ops.caller, step=step, claim=claim("leaf", epsilon)
+            ),
+            dtype=float,
+        )
+    else:
+        labels = exponential_mechanism(float(epsilon), 1.0, relation)(
+            counts.astype(float),
+            scope=scope,
+            caller=ops.caller,
+            step=step,
+            claim=claim("leaf", epsilon),
+            disjoint_rows=True,
+        )
+        values = np.eye(c)[np.asarray(labels, dtype=np.int64)]
+    for node, value in zip(leaf_nodes, values, strict=True):
+        builder.set_leaf(int(node), value)
+    return builder.build()
+
+
+def _grow_extra_tree_by_leaf(
+    ops: ReferenceOps,
+    scope: Scope,
+    schema: Schema,
+    *,
+    depth: int,
+    epsilon: float,
+    leaf: str,
+    claim: ClaimRule,
+    rng: np.random.Generator,
+    rows: np.ndarray,
+) -> Tree:
+    """The node-by-node grower: every leaf in its own scope of the split partitions."""
     builder = TreeBuilder(ops.n_classes)
     leaves: list[tuple[int, Scope, np.ndarray]] = []
 
