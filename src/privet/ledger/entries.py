@@ -20,6 +20,7 @@ cannot make privet import arbitrary code.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import importlib
 import math
 from dataclasses import dataclass
@@ -100,8 +101,8 @@ class Entry:
             object.__setattr__(self, name, check_positive(getattr(self, name), name, owner))
 
     def to_dict(self) -> dict[str, Any]:
-        fields = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         cls = type(self)
+        fields = {name: getattr(self, name) for name in _field_names(cls)[0]}
         return {
             "type": cls.__name__,
             "module": cls.__module__,
@@ -114,15 +115,13 @@ class Entry:
             raise UnsupportedEntryError(f"A stored ledger entry must be an object, got {data!r}.")
         data = dict(data)
         cls = _resolve(data.pop("type", None), data.pop("module", None))
-        names = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(data) - names)
+        names, text = _field_names(cls)
+        unknown = sorted(set(data) - set(names))
         if unknown:
             raise UnsupportedEntryError(
                 f"A stored {cls.__name__} entry has fields {unknown} that this privet does "
                 "not know; upgrade privet to read it."
             )
-        # "inf" in a float field is infinity; in a str field (a reason) it is text.
-        text = {f.name for f in dataclasses.fields(cls) if f.type in ("str", str)}
         try:
             return cls(**{k: v if k in text else _dec(v) for k, v in data.items()})
         except TypeError as exc:
@@ -130,6 +129,19 @@ class Entry:
                 f"A stored {cls.__name__} entry is malformed ({exc}); the ledger document "
                 "is damaged."
             ) from None
+
+
+@functools.cache
+def _field_names(cls: type) -> tuple[tuple[str, ...], frozenset[str]]:
+    """An entry class's field names, and those of its text fields.
+
+    "inf" in a float field is infinity; in a str field (a reason) it is text.
+    Cached: entries are read back for every stored charge.
+    """
+    fields = dataclasses.fields(cls)
+    return tuple(f.name for f in fields), frozenset(
+        f.name for f in fields if f.type in ("str", str)
+    )
 
 
 def _enc(v: Any) -> Any:
