@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Sequence
 from typing import Any, Literal
 
 import numpy as np
@@ -123,6 +124,38 @@ class _Selection(Mechanism):
             claim=claim,
             validate=functools.partial(self._utilities, disjoint_rows=disjoint_rows),
         )
+
+    def release_disjoint(
+        self,
+        utilities: Sequence[Any],
+        *,
+        scope: Any,
+        caller: str = "",
+        step: str = "",
+        claim: Claim | None = None,
+    ) -> list[int]:
+        """One selection per utility vector, each computed on a disjoint part of the
+        records of ``scope``: one charge (parallel composition, add/remove only).
+
+        The vectors may differ in length (the nodes of one tree level with different
+        attributes left). Under add/remove neighbours one record changes the
+        utilities of one part only, so the selections together are as private as
+        one; under replace-one a record can leave one part and enter another, so
+        this is refused (charge each part in its own scope, :meth:`release_many`).
+        """
+        owner = type(self).__name__
+        if self.relation is not ADD_REMOVE:
+            raise InvalidParameterError(
+                f"{owner}.release_disjoint: selections over disjoint parts are one charge only "
+                "under add/remove neighbours; under replace-one a record can move between "
+                "parts. Charge each part in its own scope (release_many) instead."
+            )
+        arrs = [self._utilities(u, disjoint_rows=False) for u in utilities]
+        target = v.scope_of(scope, owner)
+        if not arrs:
+            return []
+        self._charge(target, caller, step, claim)
+        return [int(np.asarray(pick)) for pick in self._sample_many(arrs)]
 
     def _utilities(self, utilities: Any, *, disjoint_rows: bool) -> NDArray[np.float64]:
         owner = type(self).__name__

@@ -31,11 +31,26 @@ def test_plan_is_available_without_data_and_matches_charges(car):
     plan = m.privacy_plan()
     assert led.plan_cost(plan).epsilon == pytest.approx(1.3)
     m.fit(car.X, car.y)
-    # one charge per node: 1 root split, w children splits, w*w' leaves
-    n_nodes = m.tree_.node_count
-    assert len(led.charges) == n_nodes
+    # add/remove: one charge per level (its nodes hold disjoint rows) and one leaf
+    # histogram over every leaf, all in the tree's scope
+    assert [c.step for c in led.charges] == ["split, depth 0", "split, depth 1", "leaf"]
     assert {c.caller for c in led.charges} == {"DPID3Classifier"}
     assert led.spent().epsilon == pytest.approx(1.3)
+
+
+@pytest.mark.parametrize("leaf", ["laplace", "exponential"])
+def test_replace_one_gives_every_node_its_scope_and_the_plan_matches(car, leaf):
+    led = Ledger(budget=Guarantee(5.0), relation="replace_one")
+    m = DPID3Classifier(epsilon=1.2, max_depth=2, leaf=leaf, schema=car.schema, ledger=led)
+    planned = led.plan_cost(m.privacy_plan())
+    m.fit(car.X, car.y)
+    tree = m.tree_
+    n_inner, n_leaves = int(np.sum(tree.feature >= 0)), tree.n_leaves
+    # a split charge per internal node; the leaves: one histogram, or one EM per leaf
+    assert len(led.charges) == n_inner + (1 if leaf == "laplace" else n_leaves)
+    assert led.spent().epsilon == pytest.approx(planned.epsilon)
+    # a replaced record can cross two branches of every split: more than the claim
+    assert 1.2 < led.spent().epsilon <= 2 * 1.2 + 1e-9
 
 
 def test_tree_is_complete_to_depth(car):
@@ -185,10 +200,14 @@ def test_replace_one_ledger_uses_sensitivity_two_and_charges_two_branches(car):
     leaf_charges = [c for c in led.charges if c.step == "leaf"]
     assert all(c.sensitivity == 2.0 for c in leaf_charges)
     # single path costs eps; a replaced record can sit in two branches that share
-    # the root split: (1 + 2 + 2*... ) -> 1/3 + 2 * 2/3 = 5/3
-    assert led.spent().epsilon == pytest.approx(5.0 / 3.0)
+    # the root split, so the depth-1 splits count twice: 1/3 + 2 * 1/3. The leaves are
+    # one histogram over leaves x classes, whose L1 sensitivity 2 already covers a
+    # record moving between two leaves: 1/3 once. Total 4/3 (node-by-node leaf
+    # charges would have counted the leaves twice too: 5/3).
+    assert len(leaf_charges) == 1
+    assert led.spent().epsilon == pytest.approx(4.0 / 3.0)
     assert led.spent().epsilon <= 2.0 + 1e-12
-    assert math.isclose(led.plan_cost(m.privacy_plan()).epsilon, 5.0 / 3.0)
+    assert math.isclose(led.plan_cost(m.privacy_plan()).epsilon, 4.0 / 3.0)
 
 
 def test_scope_of_a_ledger_can_be_given(car):

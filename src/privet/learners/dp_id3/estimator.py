@@ -136,6 +136,9 @@ class DPID3Classifier(BaseTreeClassifier):
             ),
             claim=Claim(float(self.epsilon), source=CLAIM_SOURCE),
         )
+        # The same shape as _grow's charges: under add/remove every level is one
+        # charge in the tree's scope; under replace-one the nodes have scopes.
+        disjoint = self._relation() is NeighbouringRelation.ADD_REMOVE
         node = plan
         width = schema.max_domain_size if schema is not None else 2
         for level in range(h):
@@ -144,8 +147,10 @@ class DPID3Classifier(BaseTreeClassifier):
                 mechanism="exponential",
                 step=f"split, depth {level}",
             )
-            node = node.partition(max(width, 2), label=f"depth {level + 1}")
-        node.charge(self._leaf_entry(eps), mechanism=self.leaf, step="leaf")
+            if not disjoint:
+                node = node.partition(max(width, 2), label=f"depth {level + 1}")
+        leaf_node = plan if self.leaf == "laplace" else node
+        leaf_node.charge(self._leaf_entry(eps), mechanism=self.leaf, step="leaf")
         return plan
 
     def _leaf_entry(self, eps: float) -> Exponential | Laplace:
@@ -178,10 +183,15 @@ class DPID3Classifier(BaseTreeClassifier):
         """Algorithm 6, one level at a time.
 
         The stopping rule is data independent, so a level's nodes are known before
-        any of them is released: each level's split selections are charged together
-        (one :meth:`~privet.ledger.Ledger.charge_many`, every node in its own
-        scope), then drawn; the leaves likewise. The charges are the ones a
-        node-by-node recursion makes, in level order.
+        any of them is released. Under add/remove neighbours the nodes of a level
+        hold disjoint records and one record changes one node's scores, so a level's
+        selections are one charge in the tree's scope
+        (:meth:`~privet.mechanisms.ExponentialMechanism.release_disjoint`), and the
+        leaves are one noisy histogram over leaves x classes (L1 sensitivity 1).
+        Under replace-one a record can leave one node and enter another: every node
+        gets its own scope of the split partitions and a level is charged as one
+        batch (:meth:`~privet.ledger.Ledger.charge_many`), as a node-by-node
+        recursion would charge it.
         """
         schema = self.schema_
         sizes, c = schema.domain_sizes, schema.n_classes
@@ -189,6 +199,7 @@ class DPID3Classifier(BaseTreeClassifier):
         h = plan_depth(self.max_depth, schema)
         caller = type(self).__name__
         relation = scope.ledger.relation
+        disjoint = relation is NeighbouringRelation.ADD_REMOVE
         select = exponential_mechanism(float(eps), 1.0, relation)
         b = TreeBuilder(c)
         # the frontier: (node, scope, rows, attributes left) of one level
@@ -205,31 +216,31 @@ class DPID3Classifier(BaseTreeClassifier):
                         dtype=float,
                     )
                 )
-            picks = select.release_many(
-                scores,
-                [item[1] for item in inner],
-                caller=caller,
-                step=f"split, depth {h - depth}",
-            )
+            step = f"split, depth {h - depth}"
+            if disjoint:
+                picks = select.release_disjoint(scores, scope=scope, caller=caller, step=step)
+            else:
+                picks = select.release_many(
+                    scores, [item[1] for item in inner], caller=caller, step=step
+                )
             nxt = []
             for (node, sc, rows, attrs), pick in zip(inner, picks, strict=True):
                 best = attrs[int(pick)]
                 kids = b.split(node, best, sizes[best])
-                parts = sc.partition(
-                    [
-                        f"{schema.feature_names[best]}={lab}"
-                        for lab in schema.attributes[best].labels
-                    ]
-                )
+                if disjoint:
+                    parts = [scope] * sizes[best]
+                else:
+                    labels = schema.attributes[best].labels
+                    parts = sc.partition([f"{schema.feature_names[best]}={lab}" for lab in labels])
                 col = codes[rows, best]
                 order = np.argsort(col, kind="stable")
                 bounds = np.searchsorted(col[order], np.arange(sizes[best] + 1))
                 rest = [a for a in attrs if a != best]
                 for v, (kid, part) in enumerate(zip(kids, parts, strict=True)):
                     nxt.append((kid, part, rows[order[bounds[v] : bounds[v + 1]]], rest))
-            self._release_leaves(b, leaves, y_codes, eps, relation, caller)
+            self._release_leaves(b, leaves, y_codes, eps, scope, caller)
             level = nxt
-        self._release_leaves(b, level, y_codes, eps, relation, caller)
+        self._release_leaves(b, level, y_codes, eps, scope, caller)
         return b.build()
 
     def _release_leaves(
@@ -238,24 +249,38 @@ class DPID3Classifier(BaseTreeClassifier):
         leaves: list[tuple[int, Any, np.ndarray, list[int]]],
         y_codes: np.ndarray,
         eps: float,
-        relation: NeighbouringRelation,
+        tree_scope: Any,
         caller: str,
     ) -> None:
-        """Noisy class counts (or an EM label) of the leaves, charged together."""
+        """Noisy class counts (or an EM label) of the leaves.
+
+        Laplace leaves: one histogram over leaves x classes in the tree's scope (its
+        L1 sensitivity, 1 under add/remove and 2 under replace-one, is one leaf's).
+        Exponential leaves: one charge under add/remove (disjoint leaves), else each
+        leaf in its own scope, charged as one batch.
+        """
         if not leaves:
             return
         c = self.schema_.n_classes
-        counts = [np.bincount(y_codes[rows], minlength=c) for _, _, rows, _ in leaves]
-        scopes = [sc for _, sc, _, _ in leaves]
+        relation = tree_scope.ledger.relation
+        counts = np.stack([np.bincount(y_codes[rows], minlength=c) for _, _, rows, _ in leaves])
+        nodes = [node for node, *_ in leaves]
         if self.leaf == "laplace":
-            values = histogram_mechanism(float(eps), relation).release_many(
-                counts, scopes, caller=caller, step="leaf"
+            noisy = histogram_mechanism(float(eps), relation)(
+                counts, scope=tree_scope, caller=caller, step="leaf"
             )
-            for (node, *_), noisy in zip(leaves, values, strict=True):
-                b.set_leaf(node, np.asarray(noisy, dtype=float))
+            values = np.asarray(noisy, dtype=float)
         else:
-            labels = exponential_mechanism(float(eps), 1.0, relation).release_many(
-                [cnt.astype(float) for cnt in counts], scopes, caller=caller, step="leaf"
-            )
-            for (node, *_), label in zip(leaves, labels, strict=True):
-                b.set_leaf(node, np.eye(c)[int(label)])
+            mech = exponential_mechanism(float(eps), 1.0, relation)
+            utilities = list(counts.astype(float))
+            if relation is NeighbouringRelation.ADD_REMOVE:
+                labels = mech.release_disjoint(
+                    utilities, scope=tree_scope, caller=caller, step="leaf"
+                )
+            else:
+                labels = mech.release_many(
+                    utilities, [sc for _, sc, _, _ in leaves], caller=caller, step="leaf"
+                )
+            values = np.eye(c)[np.asarray(labels, dtype=np.int64)]
+        for node, value in zip(nodes, values, strict=True):
+            b.set_leaf(node, value)
