@@ -75,3 +75,34 @@ def test_batched_discrete_noisy_max_selects_by_its_distribution():
     p = sel.probabilities(util)[1]
     sd = math.sqrt(p * (1 - p) / picks.size)
     assert abs(picks.mean() - p) < 5 * sd
+
+
+def test_release_disjoint_is_one_charge_for_ragged_selections_under_add_remove():
+    led = Ledger(budget=Guarantee(1.0))
+    sel = make_exponential(0.5)
+    picks = sel.release_disjoint(
+        [np.array([0.0, 50.0]), np.array([9.0, 0.0, 0.0]), np.array([3.0])], scope=led.root
+    )
+    assert len(led.charges) == 1 and led.spent() == Guarantee(0.5)
+    assert picks[2] == 0 and all(isinstance(p, int) for p in picks)
+    # a bad vector anywhere in the batch: refused before the charge
+    with pytest.raises(InvalidParameterError):
+        sel.release_disjoint([np.array([1.0]), np.array([])], scope=led.root)
+    assert len(led.charges) == 1
+
+
+def test_release_disjoint_is_refused_under_replace_one():
+    led = Ledger(budget=Guarantee(1.0), relation="replace_one")
+    sel = make_exponential(0.5, relation="replace_one")
+    with pytest.raises(InvalidParameterError, match="replace-one"):
+        sel.release_disjoint([np.zeros(2), np.zeros(2)], scope=led.root)
+    assert led.charges == []
+
+
+def test_release_disjoint_draws_each_selection_from_the_exponential_mechanism():
+    # utilities [0, 4] at epsilon 1: P(1) = e^2 / (1 + e^2); 3,000 selections, 5 sigma
+    led = Ledger(budget=Guarantee.unbounded())
+    sel = make_exponential(1.0)
+    picks = np.array(sel.release_disjoint([np.array([0.0, 4.0])] * 3000, scope=led.root))
+    p = math.exp(2) / (1 + math.exp(2))
+    assert abs(picks.mean() - p) < 5 * math.sqrt(p * (1 - p) / picks.size)
