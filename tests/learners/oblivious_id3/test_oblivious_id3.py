@@ -60,8 +60,9 @@ def test_faithful_mode_is_refused_on_a_finite_budget_and_charges_nothing(car, wh
     assert not hasattr(m, "ledger_") and not hasattr(m, "tree_")
 
 
-def test_faithful_mode_on_an_unbounded_ledger_records_the_leak_and_the_claim(car):
-    led = unbounded()
+@pytest.mark.parametrize("relation", ["add_remove", "replace_one"])
+def test_faithful_mode_on_an_unbounded_ledger_records_the_leak_and_the_claim(car, relation):
+    led = Ledger(budget=Guarantee.unbounded(), relation=relation)
     m = ObliviousID3Classifier(
         epsilon=0.5, max_depth=2, split="exact", schema=car.schema, ledger=led
     )
@@ -73,8 +74,14 @@ def test_faithful_mode_on_an_unbounded_ledger_records_the_leak_and_the_claim(car
     leaves = [c for c in led.charges if c.step == "leaf"]
     n_real_internal = int(np.sum(m.tree_.feature >= 0))
     n_real_leaves = int(np.sum((m.tree_.feature < 0) & (m.tree_.value.sum(axis=1) > 0)))
-    assert len(splits) == n_real_internal == 5  # root + its 4 children
-    assert len(leaves) == n_real_leaves  # dummy branches hold no record: no charge
+    assert n_real_internal == 5  # root + its 4 children
+    if relation == "add_remove":
+        # one record changes one node per level: a level, and the leaves, are one charge
+        assert [c.step for c in led.charges] == ["split, depth 0", "split, depth 1", "leaf"]
+        assert all(c.path == led.charges[0].path for c in led.charges)
+    else:  # every real node in its own scope; dummy branches hold no record: no charge
+        assert len(splits) == n_real_internal and len(leaves) == n_real_leaves
+        assert len({c.path for c in leaves}) == n_real_leaves
     assert all(c.claim.epsilon == 0.0 and "0-DP" in c.claim.source for c in splits)
     assert all("exact argmax" in c.entry.reason for c in splits)
     for c in leaves:

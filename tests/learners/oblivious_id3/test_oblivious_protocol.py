@@ -126,15 +126,26 @@ def test_a_split_budget_too_small_for_the_fixed_point_type_is_refused():
         )
 
 
+@pytest.mark.parametrize("relation", ["add_remove", "replace_one"])
 @pytest.mark.parametrize(
     ("split", "noise"),
     [("exact", "discrete"), ("exponential", "discrete"), ("exponential", "paper")],
 )
-def test_charging_a_run_costs_what_the_learner_planned(split, noise):
+def test_charging_a_run_costs_what_the_learner_planned(split, noise, relation):
     ds = load_dataset("tennis")
     codes, y = ds.codes()
+    proven = split != "exact" and noise == "discrete"
+    # replace-one: a record can leave one node and enter another (its parts cost twice)
+    cost = 1.0 if relation == "add_remove" else 0.125 + 2 * 0.125 + 2 * 0.75
+    budget = Guarantee(cost, 1e-9) if proven else Guarantee.unbounded()
     learner = ObliviousID3Classifier(
-        epsilon=1.0, max_depth=2, split=split, schema=ds.schema, backend="local", noise=noise
+        epsilon=1.0,
+        max_depth=2,
+        split=split,
+        schema=ds.schema,
+        backend="local",
+        noise=noise,
+        ledger=Ledger(budget=budget, relation=relation),
     )
     accounting = learner._accounting(ds.schema)
     eps_split, eps_leaf = learner._budgets(ds.schema)
@@ -149,9 +160,9 @@ def test_charging_a_run_costs_what_the_learner_planned(split, noise):
         leaf_epsilon=eps_leaf,
         backend="local",
         mpc_noise=accounting.mpc_noise,
+        laplace_sensitivity=1.0 if relation == "add_remove" else 2.0,
     )
-    proven = split != "exact" and noise == "discrete"
-    led = Ledger(budget=Guarantee(1.0, 1e-9) if proven else Guarantee.unbounded())
+    led = Ledger(budget=budget, relation=relation)
     plan = learner.privacy_plan(ds.schema)
     with led.reserve(plan, scope=led.root) as res:
         charge_oblivious_run(
@@ -165,12 +176,16 @@ def test_charging_a_run_costs_what_the_learner_planned(split, noise):
         )
         assert res.used() == led.plan_cost(plan)
     if proven:
-        assert led.spent().epsilon == pytest.approx(1.0)
+        assert led.spent().epsilon == pytest.approx(cost)
         assert 0 < led.spent().delta < 1e-10
     else:
         assert led.spent().epsilon == float("inf")
     assert not any("Outlook" in c.path or "Humidity" in c.path for c in led.charges)
-    assert len([c for c in led.charges if c.step == "leaf"]) == 3**2
+    if relation == "add_remove":  # a level, and the leaves, are one charge in the tree's scope
+        assert [c.step for c in led.charges] == ["split, depth 0", "split, depth 1", "leaf"]
+    else:  # every node of the complete 3-ary tree in its own scope
+        assert len([c for c in led.charges if c.step == "leaf"]) == 3**2
+        assert len([c for c in led.charges if c.step == "split, depth 1"]) == 3
     with pytest.raises(InvalidParameterError, match="leaf_epsilon"):
         charge_oblivious_run(
             Ledger(budget=Guarantee.unbounded()).root,

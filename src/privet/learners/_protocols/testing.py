@@ -169,6 +169,20 @@ class _Hooked:
         )
         return self._choose("split", self._path, utilities, epsilon)
 
+    def select_level(
+        self,
+        nodes: Sequence[tuple[Scope, np.ndarray, np.ndarray]],
+        *,
+        tree_scope: Scope | None,
+        epsilon: float,
+        step: str,
+        claim: Any,
+    ) -> list[int]:
+        entry = Exponential(epsilon=epsilon, sensitivity=1.0)
+        for sc in [tree_scope] if tree_scope is not None else [sc for sc, _, _ in nodes]:
+            sc.charge(entry, mechanism="exponential", caller=self.caller, step=step, claim=claim)
+        return [self._choose("split", rows.path, u, epsilon) for _, rows, u in nodes]  # type: ignore[attr-defined]
+
     def release_leaves(
         self,
         leaves: Sequence[tuple[Scope, np.ndarray]],
@@ -177,33 +191,27 @@ class _Hooked:
         epsilon: float,
         claim: Any,
         step: str = "leaf",
+        tree_scope: Scope | None = None,
     ) -> list[np.ndarray]:
+        if not leaves:
+            return []
+        sens = laplace_sensitivity(leaves[0][0].ledger.relation)
+        entry = (
+            Exponential(epsilon=epsilon, sensitivity=1.0)
+            if leaf == "exponential"
+            else Laplace(scale=sens / epsilon, sensitivity=sens)
+        )
+        # one charge in the tree's scope (add/remove), else one per leaf
+        for sc in [tree_scope] if tree_scope is not None else [sc for sc, _ in leaves]:
+            sc.charge(entry, mechanism=leaf, caller=self.caller, step=step, claim=claim)
         out = []
         eye = np.eye(self.n_classes)
-        for sc, rows in leaves:
+        for _, rows in leaves:
             counts = self.count(rows)  # type: ignore[attr-defined]
             path = rows.path  # type: ignore[attr-defined]
             if leaf == "exponential":
-                sc.charge(
-                    Exponential(epsilon=epsilon, sensitivity=1.0),
-                    mechanism="exponential",
-                    sensitivity=1.0,
-                    caller=self.caller,
-                    step=step,
-                    claim=claim,
-                )
                 out.append(eye[self._choose("leaf", path, counts, epsilon)])
-                continue
-            sens = laplace_sensitivity(sc.ledger.relation)
-            sc.charge(
-                Laplace(scale=sens / epsilon, sensitivity=sens),
-                mechanism="laplace",
-                sensitivity=sens,
-                caller=self.caller,
-                step=step,
-                claim=claim,
-            )
-            if self.mpc_noise == "discrete":
+            elif self.mpc_noise == "discrete":
                 lap = SecureDiscreteLaplace(
                     epsilon=epsilon,
                     sensitivity=round(sens),
@@ -214,10 +222,14 @@ class _Hooked:
                 noise = self.noise.discrete_laplace_values(
                     "laplace", path, self.n_classes, lap.scale, lap.noise_bound
                 )
+                out.append(counts + noise)
             else:
                 noise = self.noise.laplace_values(path, self.n_classes) * (sens / epsilon)
-            out.append(counts + noise)
+                out.append(counts + noise)
         return out
+
+    def labels(self, values: np.ndarray) -> np.ndarray:
+        return np.array([self.label(v) for v in values]).reshape(-1, self.n_classes)
 
     def label(self, value: np.ndarray) -> np.ndarray:
         """First maximum, as the protocols; with continuous noise the margin is tracked.

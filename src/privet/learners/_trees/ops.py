@@ -25,6 +25,7 @@ from privet.learners._trees.accounting import (
 from privet.learners._trees.scores import contingency, max_operator
 from privet.ledger import (
     Claim,
+    NeighbouringRelation,
     Scope,
 )
 
@@ -85,6 +86,15 @@ class ReferenceOps:
         """MPC-Count: class frequencies of a node (Alg. 1 steps 5-7)."""
         return np.bincount(self.y[rows], minlength=self.n_classes)
 
+    def counts(self, nodes: Sequence[np.ndarray]) -> np.ndarray:
+        """MPC-Count of many nodes at once: ``(N, n_classes)``, row ``i`` is ``count(nodes[i])``."""
+        u = self.n_classes
+        if not nodes:
+            return np.zeros((0, u), dtype=np.int64)
+        node = np.repeat(np.arange(len(nodes)), [r.size for r in nodes])
+        cell = node * u + self.y[np.concatenate(nodes)]
+        return np.bincount(cell, minlength=len(nodes) * u).reshape(len(nodes), u)
+
     def scores(self, rows: np.ndarray, attrs: Sequence[int]) -> np.ndarray:
         """MPC-Score: max-operator score (Eq. 1, sensitivity 1) of each attribute."""
         ys = self.y[rows]
@@ -140,6 +150,43 @@ class ReferenceOps:
         )
         return int(pick)
 
+    def select_level(
+        self,
+        nodes: Sequence[tuple[Scope, np.ndarray, np.ndarray]],
+        *,
+        tree_scope: Scope | None,
+        epsilon: float,
+        step: str,
+        claim: Claim | None,
+    ) -> list[int]:
+        """The selections of one tree level: ``(scope, rows, utilities)`` per node.
+
+        The nodes of a level hold disjoint records. With ``tree_scope`` (add/remove
+        neighbours: one record changes one node's utilities) the level is one
+        charge there (:meth:`~privet.mechanisms.ExponentialMechanism.release_disjoint`);
+        without it every node is charged in its own scope, the level as one batch
+        (:meth:`~privet.mechanisms.Mechanism.release_many`). Same distribution as
+        :meth:`select` node by node (sensitivity 1).
+        """
+        if not nodes:
+            return []
+        relation = nodes[0][0].ledger.relation
+        mech: Any
+        if self.noise == "discrete":
+            mech = noisy_max_mechanism(float(epsilon), relation)
+        else:
+            mech = exponential_mechanism(float(epsilon), 1.0, relation)
+        utilities = [np.asarray(u, dtype=float) for _, _, u in nodes]
+        if tree_scope is not None:
+            picks = mech.release_disjoint(
+                utilities, scope=tree_scope, caller=self.caller, step=step, claim=claim
+            )
+        else:
+            picks = mech.release_many(
+                utilities, [sc for sc, _, _ in nodes], caller=self.caller, step=step, claim=claim
+            )
+        return [int(p) for p in picks]
+
     def release_leaves(
         self,
         leaves: Sequence[tuple[Scope, np.ndarray]],
@@ -148,6 +195,7 @@ class ReferenceOps:
         epsilon: float,
         claim: Claim | None,
         step: str = "leaf",
+        tree_scope: Scope | None = None,
     ) -> list[np.ndarray]:
         """DP leaf updates of a tree's leaves, given each leaf's scope and rows.
 
@@ -155,32 +203,62 @@ class ReferenceOps:
         revealed (Alg. 9); ``"exponential"``: an EM label per leaf (Alg. 10),
         returned one-hot. The tree's shape never depends on its leaves, so the
         growers release the leaves together once the splits are done, as a
-        protocol gathers its MPC-LM calls; each leaf is charged in its own
-        scope before its value is drawn.
+        protocol gathers its MPC-LM calls. Without ``tree_scope`` each leaf is
+        charged in its own scope, all in one batch, before any value is drawn.
+        With ``tree_scope`` (add/remove neighbours only: the leaves hold
+        disjoint records and one record changes one leaf's counts by 1) the
+        leaves are one charge there: one noisy histogram over leaves x classes
+        (L1 sensitivity 1), or one disjoint selection per leaf.
         """
         if not leaves:
             return []
         scopes = [sc for sc, _ in leaves]
-        counts = [self.count(rows) for _, rows in leaves]
+        counts = list(self.counts([rows for _, rows in leaves]))
         relation = scopes[0].ledger.relation
-        # every leaf in its own scope, all charged together (one budget check)
+        if tree_scope is not None and relation is not NeighbouringRelation.ADD_REMOVE:
+            raise InvalidParameterError(
+                "the leaves of a tree are one charge only under add/remove neighbours; under "
+                "replace-one a record can leave one leaf and enter another. Pass no tree_scope."
+            )
         if leaf == "exponential":
             if self.noise == "discrete":
                 mech: Any = noisy_max_mechanism(float(epsilon), relation)
             else:
                 mech = exponential_mechanism(float(epsilon), 1.0, relation)
-            picks = mech.release_many(
-                [c.astype(float) for c in counts],
-                scopes,
-                caller=self.caller,
-                step=step,
-                claim=claim,
-            )
+            utilities = [c.astype(float) for c in counts]
+            if tree_scope is not None:
+                picks = mech.release_disjoint(
+                    utilities, scope=tree_scope, caller=self.caller, step=step, claim=claim
+                )
+            else:
+                picks = mech.release_many(
+                    utilities, scopes, caller=self.caller, step=step, claim=claim
+                )
             eye = np.eye(self.n_classes)
             return [eye[int(p)] for p in picks]
         hist = histogram_mechanism(float(epsilon), relation)
+        if tree_scope is not None:
+            noisy = hist(
+                np.stack(counts), scope=tree_scope, caller=self.caller, step=step, claim=claim
+            )
+            return [np.asarray(v, dtype=float) for v in np.asarray(noisy)]
         noisy = hist.release_many(counts, scopes, caller=self.caller, step=step, claim=claim)
         return [np.asarray(v, dtype=float) for v in noisy]
+
+    def labels(self, values: np.ndarray) -> np.ndarray:
+        """:meth:`label` of every row of ``values`` (leaves x classes): one-hot rows.
+
+        Ties among a row's maxima break uniformly at random, as in :meth:`label`.
+        """
+        values = np.asarray(values, dtype=float).reshape(-1, self.n_classes)
+        top = values == values.max(axis=1, keepdims=True)
+        keys = np.where(top, 1.0, 0.0)
+        tied = top.sum(axis=1) > 1
+        if tied.any():
+            if self._rng is None:
+                self._rng = secure_rng()
+            keys[tied] += self._rng.random((int(tied.sum()), self.n_classes)) * top[tied]
+        return np.eye(self.n_classes)[np.argmax(keys, axis=1)]
 
     def label(self, value: np.ndarray) -> np.ndarray:
         """The one-hot argmax of a leaf's noisy counts (Alg. 1 step 10).

@@ -22,13 +22,13 @@ class TreeBuilder:
     feature: list[int] = field(default_factory=list)
     child_start: list[int] = field(default_factory=list)
     children: list[int] = field(default_factory=list)
-    value: list[np.ndarray] = field(default_factory=list)
+    value: list[np.ndarray | None] = field(default_factory=list)  # None: zeros
     depth: list[int] = field(default_factory=list)
 
     def add_node(self, depth: int) -> int:
         self.feature.append(-1)
         self.child_start.append(-1)
-        self.value.append(np.zeros(self.n_classes))
+        self.value.append(None)
         self.depth.append(depth)
         return len(self.feature) - 1
 
@@ -43,12 +43,19 @@ class TreeBuilder:
     def set_leaf(self, node: int, value: Sequence[float] | np.ndarray) -> None:
         self.value[node] = np.asarray(value, dtype=float)
 
+    def _values(self) -> np.ndarray:
+        out = np.zeros((len(self.value), self.n_classes))
+        for i, v in enumerate(self.value):
+            if v is not None:
+                out[i] = v
+        return out
+
     def build(self) -> Tree:
         return Tree(
             feature=np.asarray(self.feature, dtype=np.int64),
             child_start=np.asarray(self.child_start, dtype=np.int64),
             children=np.asarray(self.children, dtype=np.int64),
-            value=np.vstack(self.value) if self.value else np.zeros((0, self.n_classes)),
+            value=self._values(),
             depth=np.asarray(self.depth, dtype=np.int64),
         )
 

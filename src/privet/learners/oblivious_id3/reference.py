@@ -18,6 +18,7 @@ Algorithm 1 over an ops object (:class:`OneHotOps` on plaintext).
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -32,6 +33,8 @@ from privet.learners._trees.ops import ReferenceOps, scope_labels
 from privet.learners._trees.scores import max_scores_one_hot
 from privet.learners._trees.tree import Tree, TreeBuilder
 from privet.ledger import (
+    Claim,
+    Entry,
     NeighbouringRelation,
     NonPrivate,
     PlanNode,
@@ -73,8 +76,17 @@ class OneHotOps(ReferenceOps):
             codes, y_codes, schema.domain_sizes, schema.n_classes, caller=caller, noise=noise
         )
         self.width = schema.max_domain_size
-        self.onehot = one_hot(self.codes, schema, dtype=np.int64)
-        self.classes = one_hot_target(self.y, schema.n_classes, dtype=np.int64)
+        self._schema = schema
+
+    @functools.cached_property
+    def onehot(self) -> np.ndarray:
+        """``(n, m, w)`` one-hot records, dummy columns zero (App. C.1); built on first use."""
+        return one_hot(self.codes, self._schema, dtype=np.int64)
+
+    @functools.cached_property
+    def classes(self) -> np.ndarray:
+        """``(n, u)`` class-partition vectors ``C`` (Alg. 1 step 6); built on first use."""
+        return one_hot_target(self.y, self.n_classes, dtype=np.int64)
 
     def count(self, rows: np.ndarray) -> np.ndarray:
         """Alg. 1 steps 5-7: ``z_i = sum_j (D_0,i × T)_j``."""
@@ -84,13 +96,30 @@ class OneHotOps(ReferenceOps):
         """Alg. 1 steps 12-13: the MAX protocol (Alg. 2) for every attribute."""
         return max_scores_one_hot(self.onehot[rows], self.classes[rows])
 
+    def level_scores(self, nodes: list[np.ndarray]) -> np.ndarray:
+        """Alg. 1 steps 12-13 for every node of a level at once: ``(N, m)`` MAX scores.
+
+        The contingency tables of all ``N`` nodes are one count over (node,
+        attribute, value, class), as the protocol's ``T @ DC`` is one product;
+        the same integers as :meth:`scores` node by node.
+        """
+        n_nodes, m, w, u = len(nodes), self.n_attributes, self.width, self.n_classes
+        rows = np.concatenate(nodes) if nodes else np.zeros(0, dtype=np.int64)
+        node = np.repeat(np.arange(n_nodes), [r.size for r in nodes])
+        cell = ((node[:, None] * m + np.arange(m)) * w + self.codes[rows]) * u
+        cell += self.y[rows][:, None]
+        table = np.bincount(cell.ravel(), minlength=n_nodes * m * w * u)
+        return table.reshape(n_nodes, m, w, u).max(axis=3).sum(axis=2).astype(float)
+
     def partition(self, rows: np.ndarray, attr: int) -> list[np.ndarray]:
         """Alg. 1 steps 17-21: ``T_i = T × X_i`` for all ``w`` columns, dummies included.
 
         A dummy column is zero in every record, so its part is always empty.
         """
-        block = self.onehot[rows, attr, :]
-        return [rows[block[:, i] == 1] for i in range(self.width)]
+        col = self.codes[rows, attr]
+        order = np.argsort(col, kind="stable")
+        bounds = np.searchsorted(col[order], np.arange(self.width + 1))
+        return [rows[order[bounds[v] : bounds[v + 1]]] for v in range(self.width)]
 
 
 def plan_oblivious(
@@ -106,29 +135,33 @@ def plan_oblivious(
     claim: ClaimRule,
     accounting: NoiseAccounting | None = None,
 ) -> None:
-    """Write Algorithm 1's charges into ``node``: per level a split, then a leaf.
+    """Write Algorithm 1's charges into ``node``: per level a split, then the leaves.
 
-    ``accounting`` says what each DP step is charged (default: the paper's
-    mechanisms on the reference path).
+    The same shape as :func:`grow_oblivious` and the replay of a protocol run:
+    under add/remove neighbours every level, and the leaves, are one charge in
+    the tree's scope; under replace-one every node of a level has its own scope
+    of a ``width``-way partition. ``accounting`` says what each DP step is
+    charged (default: the paper's mechanisms on the reference path).
     """
     acc = accounting if accounting is not None else reference_accounting(relation)
+    disjoint = relation is NeighbouringRelation.ADD_REMOVE
     for level in range(depth):
-        step = f"split, depth {level}"
-        if split == "exact":
-            node.charge(
-                NonPrivate(reason=EXACT_SPLIT_REASON),
-                mechanism="exact argmax (hidden)",
-                step=step,
-                claim=claim("split", 0.0),
-            )
-        else:
-            entry, name = acc.selection(split_epsilon)
-            node.charge(
-                entry, mechanism=name + " (hidden)", step=step, claim=claim("split", split_epsilon)
-            )
-        node = node.partition(max(width, 2), label=f"depth {level + 1}")
+        entry, name, split_claim = split_charge(acc, split, split_epsilon, claim)
+        node.charge(entry, mechanism=name, step=f"split, depth {level}", claim=split_claim)
+        if not disjoint:
+            node = node.partition(max(width, 2), label=f"depth {level + 1}")
     entry, name = acc.leaf(leaf, leaf_epsilon)
     node.charge(entry, mechanism=name, step="leaf", claim=claim("leaf", leaf_epsilon))
+
+
+def split_charge(
+    accounting: NoiseAccounting, split: str, epsilon: float, claim: ClaimRule
+) -> tuple[Entry, str, Claim | None]:
+    """Entry, mechanism name and claim of one node's split (Alg. 1 steps 12-16)."""
+    if split == "exact":
+        return NonPrivate(reason=EXACT_SPLIT_REASON), "exact argmax (hidden)", claim("split", 0.0)
+    entry, name = accounting.selection(epsilon)
+    return entry, name + " (hidden)", claim("split", epsilon)
 
 
 def grow_oblivious(
@@ -144,67 +177,77 @@ def grow_oblivious(
     claim: ClaimRule,
     rows: np.ndarray | None = None,
 ) -> Tree:
-    """Algorithm 1 (ODP+FMPC-ID3): grow the complete ``w``-ary secret tree.
+    """Algorithm 1 (ODP+FMPC-ID3): grow the complete ``w``-ary secret tree, level by level.
 
     Every internal node has ``w`` children: one per real value of its attribute,
     then the dummy values. A dummy branch holds no record of any dataset, so its
     subtree is data independent: it is kept as a single zero leaf (its flags in
     Alg. 4 are always 0) and gets no ledger scope. The real subtrees are grown
     to depth exactly ``depth``, whatever their size: the stopping rule only
-    checks the depth (Sec. 3.1).
+    checks the depth (Sec. 3.1), so a level's nodes are known before any of
+    them is released, as in the protocol, which computes a level in one batch.
+
+    Charges: the nodes of a level hold disjoint records. Under add/remove
+    neighbours one record changes one node's scores, so a level's selections
+    are one charge in the tree's scope, and so are the leaves (one noisy
+    histogram over leaves x classes, or one selection per leaf). Under
+    replace-one every node has its own scope of the split's partition and a
+    level is charged as one batch (:meth:`~privet.ledger.Ledger.charge_many`).
     """
     w = ops.width
     builder = TreeBuilder(ops.n_classes)
-    leaves: list[tuple[int, Scope, np.ndarray]] = []
-
-    def grow(node: int, sc: Scope, rows: np.ndarray, available: np.ndarray, h: int) -> None:
-        if h == 0:  # steps 5-11: a leaf, released below
-            leaves.append((node, sc, rows))
-            return
-        step = f"split, depth {depth - h}"
-        scores = ops.scores(rows) * available  # steps 12-14: y × R
-        idx = np.flatnonzero(available)
+    disjoint = scope.ledger.relation is NeighbouringRelation.ADD_REMOVE
+    tree_scope = scope if disjoint else None
+    start = ops.all_rows() if rows is None else rows
+    # the frontier: (node, scope, rows, attributes available) of one level
+    frontier = [(builder.add_node(0), scope, start, np.ones(ops.n_attributes, dtype=bool))]
+    for level in range(depth):
+        step = f"split, depth {level}"
+        candidates = [np.flatnonzero(avail) for *_, avail in frontier]
+        # steps 12-14: the MAX protocol (Alg. 2) for the available attributes (y x R)
+        table = ops.level_scores([r for _, _, r, _ in frontier])
+        scores = [row[idx] for row, idx in zip(table, candidates, strict=True)]
         if split == "exact":
-            sc.charge(
-                NonPrivate(reason=EXACT_SPLIT_REASON),
-                mechanism="exact argmax (hidden)",
-                caller=ops.caller,
-                step=step,
-                claim=claim("split", 0.0),
+            entry, name, split_claim = split_charge(
+                reference_accounting(scope.ledger.relation), split, 0.0, claim
+            )
+            pairs = [(scope, entry)] if disjoint else [(sc, entry) for _, sc, _, _ in frontier]
+            scope.ledger.charge_many(
+                pairs, mechanism=name, caller=ops.caller, step=step, claim=split_claim
             )
             # step 15: argmax, ties (e.g. an empty node) to the lowest available index
-            best = int(idx[np.argmax(scores[idx])])
+            picks = [int(np.argmax(s)) for s in scores]
         else:
             # The sound variant: MPC-EM (Alg. 13) with the index kept secret.
-            pick = ops.select(
-                sc,
-                scores[idx],
+            picks = ops.select_level(
+                [(sc, r, s) for (_, sc, r, _), s in zip(frontier, scores, strict=True)],
+                tree_scope=tree_scope,
                 epsilon=split_epsilon,
                 step=step,
                 claim=claim("split", split_epsilon),
             )
+        nxt = []
+        for (node, sc, r, avail), idx, pick in zip(frontier, candidates, picks, strict=True):
             best = int(idx[pick])
-        kids = builder.split(node, best, w)  # step 16-19: indicator, w encodings
-        subsets = ops.partition(rows, best)
-        real = ops.sizes[best]
-        parts = sc.partition(scope_labels(schema, best))
-        rest = available.copy()
-        rest[best] = False  # step 22: R - k
-        for v in range(real):
-            grow(kids[v], parts[v], subsets[v], rest, h - 1)
-        # kids[real:] are the dummy branches: zero leaves, never selected by Alg. 4.
-        assert all(s.size == 0 for s in subsets[real:])
-
-    root = builder.add_node(0)
-    start = ops.all_rows() if rows is None else rows
-    grow(root, scope, start, np.ones(ops.n_attributes, dtype=bool), depth)
+            kids = builder.split(node, best, w)  # steps 16-19: indicator, w encodings
+            subsets = ops.partition(r, best)
+            real = ops.sizes[best]
+            parts = [scope] * real if disjoint else sc.partition(scope_labels(schema, best))
+            rest = avail.copy()
+            rest[best] = False  # step 22: R - k
+            nxt.extend((kids[v], parts[v], subsets[v], rest) for v in range(real))
+            # kids[real:] are the dummy branches: zero leaves, never selected by Alg. 4.
+            assert all(s.size == 0 for s in subsets[real:])
+        frontier = nxt
     # steps 5-11: DP class sizes (MPC-LM), the leaf keeps only its label
     values = ops.release_leaves(
-        [(sc, r) for _, sc, r in leaves],
+        [(sc, r) for _, sc, r, _ in frontier],
         leaf=leaf,
         epsilon=leaf_epsilon,
         claim=claim("leaf", leaf_epsilon),
+        tree_scope=tree_scope,
     )
-    for (node, _, _), value in zip(leaves, values, strict=True):
-        builder.set_leaf(node, ops.label(value))  # the leaf keeps only its label
+    labels = ops.labels(np.stack(values)) if values else []  # the leaf keeps only its label
+    for (node, *_), label in zip(frontier, labels, strict=True):
+        builder.set_leaf(node, label)
     return builder.build()

@@ -1,5 +1,4 @@
-"""Charge a run of the ODP+FMPC-ID3 protocol to the ledger without putting its secret splits there.
-"""
+"""Charge a run of the ODP+FMPC-ID3 protocol to the ledger without putting its secret splits there."""
 
 from __future__ import annotations
 
@@ -13,8 +12,8 @@ from privet.learners._trees.accounting import (
     laplace_sensitivity,
 )
 from privet.learners.oblivious_id3.host import SharedModel
-from privet.learners.oblivious_id3.reference import EXACT_SPLIT_REASON
-from privet.ledger import NonPrivate, Scope
+from privet.learners.oblivious_id3.reference import split_charge
+from privet.ledger import NeighbouringRelation, Scope
 
 
 def charge_oblivious_run(
@@ -27,7 +26,11 @@ def charge_oblivious_run(
     caller: str,
     accounting: NoiseAccounting,
 ) -> None:
-    """Charge an ODP+FMPC-ID3 run: per node a split (NonPrivate or a selection), per leaf a DP update.
+    """Charge an ODP+FMPC-ID3 run as :func:`~privet.learners.oblivious_id3.plan_oblivious` plans it.
+
+    Per level the split selections (NonPrivate or a DP selection), then the DP
+    leaf updates: one charge each in ``scope`` under add/remove neighbours,
+    every node in its own scope under replace-one.
 
     Parameters
     ----------
@@ -68,38 +71,32 @@ def charge_oblivious_run(
             f"ledger's {relation} relation needs {sens}; run the protocol with "
             f"laplace_sensitivity={sens}."
         )
-    entry, leaf_name = accounting.leaf(leaf, leaf_epsilon)
+    split_entry, split_name, split_claim = split_charge(accounting, split, split_epsilon, claim)
+    leaf_entry, leaf_name = accounting.leaf(leaf, leaf_epsilon)
+    ledger = scope.ledger
+    # The shape of grow_oblivious's charges: under add/remove a level (and the
+    # leaves) is one charge in the tree's scope, since one record changes one
+    # node's scores and one leaf's counts; the MPC samplers' delta is a
+    # node's (its noise on the other nodes has the same law on both
+    # neighbours). Under replace-one each node has its own scope, a level is
+    # one batch.
+    frontier = [scope]
+    disjoint = relation is NeighbouringRelation.ADD_REMOVE
     labels = [f"branch {v}" for v in range(width)]
-
-    def walk(sc: Scope, level: int) -> None:
-        if level == depth:
-            sc.charge(
-                entry,
-                mechanism=leaf_name,
-                caller=caller,
-                step="leaf",
-                claim=claim("leaf", leaf_epsilon),
-            )
-            return
-        step = f"split, depth {level}"
-        if split == "exact":
-            sc.charge(
-                NonPrivate(reason=EXACT_SPLIT_REASON),
-                mechanism="exact argmax (hidden)",
-                caller=caller,
-                step=step,
-                claim=claim("split", 0.0),
-            )
-        else:
-            split_entry, split_name = accounting.selection(split_epsilon)
-            sc.charge(
-                split_entry,
-                mechanism=split_name + " (hidden)",
-                caller=caller,
-                step=step,
-                claim=claim("split", split_epsilon),
-            )
-        for part in sc.partition(labels):
-            walk(part, level + 1)
-
-    walk(scope, 0)
+    for level in range(depth):
+        ledger.charge_many(
+            [(sc, split_entry) for sc in frontier],
+            mechanism=split_name,
+            caller=caller,
+            step=f"split, depth {level}",
+            claim=split_claim,
+        )
+        if not disjoint:
+            frontier = [part for sc in frontier for part in sc.partition(labels)]
+    ledger.charge_many(
+        [(sc, leaf_entry) for sc in frontier],
+        mechanism=leaf_name,
+        caller=caller,
+        step="leaf",
+        claim=claim("leaf", leaf_epsilon),
+    )
