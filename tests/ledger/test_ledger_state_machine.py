@@ -37,6 +37,7 @@ from hypothesis.stateful import (
 
 from privet.errors import BudgetExceededError
 from privet.ledger import Guarantee, Ledger
+from privet.ledger import tree as ledger_tree
 
 BUDGET = Guarantee(1.0)  # pure: basic composition is the whole story
 EPS = st.sampled_from([0.03125, 0.05, 0.1, 0.125, 0.25, 0.3, 0.5])
@@ -230,6 +231,28 @@ class _SQLiteMixin:
             shutil.rmtree(self._folder, ignore_errors=True)
 
 
+class _WideMixin:
+    """Every partition takes the wide path (its parts' costs kept in arrays,
+    :data:`privet.ledger.tree.WIDE`), which a forest's many trees use."""
+
+    def make(self) -> Ledger:
+        self._saved_wide = ledger_tree.WIDE
+        ledger_tree.WIDE = 2
+        return super().make()
+
+    def teardown(self):
+        ledger_tree.WIDE = getattr(self, "_saved_wide", ledger_tree.WIDE)
+        super().teardown()
+
+
+class WideMachine(_WideMixin, LedgerMachine):
+    pass
+
+
+class WideReplaceOneMachine(_WideMixin, ReplaceOneMachine):
+    pass
+
+
 class SQLiteMachine(_SQLiteMixin, LedgerMachine):
     pass
 
@@ -249,6 +272,10 @@ TestInMemoryAddRemove = LedgerMachine.TestCase
 TestInMemoryAddRemove.settings = SETTINGS
 TestInMemoryReplaceOne = ReplaceOneMachine.TestCase
 TestInMemoryReplaceOne.settings = SETTINGS
+TestWideAddRemove = WideMachine.TestCase
+TestWideAddRemove.settings = SETTINGS
+TestWideReplaceOne = WideReplaceOneMachine.TestCase
+TestWideReplaceOne.settings = SETTINGS
 TestSQLiteAddRemove = SQLiteMachine.TestCase
 TestSQLiteAddRemove.settings = settings(SETTINGS, max_examples=30)
 TestSQLiteReplaceOne = SQLiteReplaceOneMachine.TestCase

@@ -128,6 +128,10 @@ class Cost:
         """k-fold sequential repetition."""
         return Cost(*(k * v if v else 0.0 for v in self._values()))
 
+    def values(self) -> tuple[float, ...]:
+        """The fields in declaration order (a row of a wide partition's arrays)."""
+        return self._values()
+
     def _values(self) -> tuple[float, ...]:
         return (
             self.eps,
@@ -217,6 +221,26 @@ def group_pair(
     if not stable and len(pairs) >= 2:
         double = double.maximum(_top2_sum([p[0] for p in pairs]))
     return single, double
+
+
+def group_pair_arrays(
+    single: np.ndarray, double: np.ndarray, relation: NeighbouringRelation, *, stable: bool
+) -> Pair:
+    """:func:`group_pair` over parts given as rows of ``(parts, fields)`` arrays.
+
+    The same values as :func:`group_pair` on the parts' costs (rows of zeros,
+    parts with nothing charged, change neither the maximum nor the sum of the
+    two largest).
+    """
+    if single.shape[0] == 0:
+        return ZERO, ZERO
+    one = Cost(*single.max(axis=0).tolist())
+    if relation is NeighbouringRelation.ADD_REMOVE:
+        return one, one
+    two = double.max(axis=0)
+    if not stable and single.shape[0] >= 2:
+        two = np.maximum(two, -np.partition(-single, 1, axis=0)[:2].sum(axis=0))
+    return one, Cost(*two.tolist())
 
 
 def parallel(

@@ -14,6 +14,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from privet.ledger.composition import (
     ZERO,
     Bound,
@@ -22,6 +24,7 @@ from privet.ledger.composition import (
     amplify_cost,
     best_guarantee,
     group_pair,
+    group_pair_arrays,
     sequential,
 )
 from privet.ledger.guarantee import Guarantee
@@ -58,6 +61,27 @@ ALL = "all"  # every committed charge: what has been spent
 # at their scopes: what the budget must cover when rid (or, for None, nobody) charges.
 
 
+#: A partition with at least this many parts keeps its parts' costs in arrays
+#: (:class:`_WideCosts`), so a charge in one part recomputes that part only.
+WIDE = 64
+
+
+@dataclass
+class _WideCosts:
+    """The (single, double) costs of every part of a wide partition, one row per part.
+
+    A part whose cost may have changed since the rows were filled is ``stale``;
+    a part with nothing charged (or, for a reservation's key, nothing charged
+    in it) has a zero row, which changes neither the maximum nor the sum of
+    the two largest (costs are non-negative and a part's double is at least
+    its single).
+    """
+
+    single: np.ndarray
+    double: np.ndarray
+    stale: set[int]
+
+
 @dataclass
 class _Group:
     id: int
@@ -67,6 +91,8 @@ class _Group:
     rate: float = 1.0
     method: str = ""
     members: list[int] = field(default_factory=list)
+    position: dict[int, int] = field(default_factory=dict)  # member id -> row
+    wide: dict[Any, _WideCosts] = field(default_factory=dict)  # per cache key
 
 
 @dataclass
@@ -131,6 +157,7 @@ class ScopeTree:
             )
             path = f"{path}#{group_id}" if path in self._paths else path
             self._new_node_local(node_id, parent, group_id, label, path)
+            group.position[node_id] = len(group.members)
             group.members.append(node_id)
         return group.members
 
@@ -160,8 +187,16 @@ class ScopeTree:
             n.active = True
             if rid is not None:
                 n.buckets.add(rid)
-            self._cache.pop(cur, None)
+            self._invalidate(n)
             cur = n.parent
+
+    def _invalidate(self, node: _Node) -> None:
+        """Drop a node's cached costs, and its row in its partition's arrays."""
+        self._cache.pop(node.id, None)
+        if node.group is not None:
+            group = self._groups[node.group]
+            for wide in group.wide.values():
+                wide.stale.add(group.position[node.id])
 
     def _cost(self, node_id: int, key: Any = ALL, only: int | None = None) -> Cost:
         """Composed cost of a subtree (the ``double`` cost, see composition.group_pair).
@@ -196,10 +231,11 @@ class ScopeTree:
         single, double = own, own
         for gid in node.groups:
             group = self._groups[gid]
-            if isinstance(key, int):
-                members = [m for m in group.members if key in self._nodes[m].buckets]
-            else:
-                members = [m for m in group.members if self._nodes[m].active]
+            if group.kind == "partition" and len(group.members) >= WIDE:
+                s, d = self._wide_pair(group, key)
+                single, double = single + s, double + d
+                continue
+            members = [m for m in group.members if self._counts(m, key)]
             if not members:
                 continue
             pairs = [self._pair(m, key) for m in members]
@@ -208,6 +244,32 @@ class ScopeTree:
         pair = (single, double)
         node_cache[key] = pair
         return pair
+
+    def _counts(self, node_id: int, key: Any) -> bool:
+        """Whether a subtree can have a non-zero cost under ``key``."""
+        node = self._nodes[node_id]
+        return key in node.buckets if isinstance(key, int) else node.active
+
+    def _wide_pair(self, group: _Group, key: Any) -> Pair:
+        """:func:`group_pair` of a wide partition, recomputing only its stale parts.
+
+        Many parts (a forest's trees) would make every charge cost a pass over
+        all of them; the rows of the parts that did not change are kept.
+        """
+        wide = group.wide.get(key)
+        if wide is None:
+            n, width = len(group.members), len(ZERO.to_dict())
+            wide = _WideCosts(np.zeros((n, width)), np.zeros((n, width)), set(range(n)))
+            group.wide[key] = wide
+        for row in wide.stale:
+            member = group.members[row]
+            if self._counts(member, key):
+                s, d = self._pair(member, key)
+                wide.single[row], wide.double[row] = s.values(), d.values()
+            else:
+                wide.single[row] = wide.double[row] = 0.0
+        wide.stale.clear()
+        return group_pair_arrays(wide.single, wide.double, self.relation, stable=group.stable)
 
     def _group_pair(self, pairs: list[Pair], group: _Group) -> Pair:
         if group.kind == "partition":
@@ -291,7 +353,7 @@ class ScopeTree:
                 n.active = active
                 if rid is not None and not had_rid:
                     n.buckets.discard(rid)
-                self._cache.pop(n.id, None)
+                self._invalidate(n)
 
     def _place_reservation(self, node_id: int, rid: int, amount: Guarantee) -> None:
         self._nodes[node_id].reserved[rid] = reservation_cost(amount)
@@ -313,3 +375,5 @@ class ScopeTree:
             node.own.pop(rid, None)
             node.buckets.discard(rid)
         self._cache.clear()
+        for group in self._groups.values():
+            group.wide.clear()

@@ -38,7 +38,6 @@ from typing import Any
 
 import numpy as np
 
-from privet.data import one_hot
 from privet.errors import InvalidParameterError
 from privet.learners._protocols.common import (
     check_range,
@@ -52,6 +51,7 @@ from privet.learners._protocols.programs import (
     RevealLog,
 )
 from privet.learners.oblivious_id3.host import SharedModel
+from privet.learners.oblivious_id3.program import share_queries
 from privet.learners.oblivious_id3.protocol import (
     SecretTree,
     import_shares,
@@ -62,7 +62,6 @@ from privet.mpc._runtime import get_runtime
 from privet.mpc.fixedpoint import secfxp_type
 from privet.mpc.launcher import launch, run_local
 from privet.mpc.party import PartyContext
-from privet.mpc.sharing import share_array
 
 mpc = get_runtime()
 
@@ -175,22 +174,9 @@ async def predict_oblivious_forest(
     shares = _load_models(models)
     sectype = secfxp_type(int(shares[0]["bit_length"]), int(shares[0]["frac_length"]))
     trees = [import_shares(s, sectype) for s in shares]
-    m, w = trees[0].n_attributes, trees[0].width
-    local = None
-    if ctx.pid == querier:
-        codes = queries
-        if isinstance(queries, str):
-            with np.load(Path(queries)) as f:
-                codes = f["codes"]
-        codes = np.asarray(codes, dtype=np.int64).reshape(-1, m)
-        if codes.shape[0] != n_queries:
-            raise InvalidParameterError(
-                f"the querier holds {codes.shape[0]} queries but n_queries={n_queries}."
-            )
-        local = one_hot(codes, list(sizes), width=w, dtype=np.int64)
     log = RevealLog()
     try:
-        Q = share_array(local, sectype, owner=querier, shape=(n_queries, m, w))
+        Q = share_queries(ctx, queries, n_queries, sizes, querier, trees[0], sectype)
         onehot = await oblivious_majority(trees, Q)
         labels = await reveal_predictions(onehot, querier=querier, label=REVEAL_LABEL)
     finally:

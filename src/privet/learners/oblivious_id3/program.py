@@ -19,6 +19,7 @@ from privet.learners._protocols.programs import (
     share_training_data,
 )
 from privet.learners.oblivious_id3.protocol import (
+    SecretTree,
     export_shares,
     import_shares,
     oblivious_id3,
@@ -105,6 +106,37 @@ async def train_oblivious_id3(
     return {"shares": shares, "reveals": events, "testing_noise": noise.testing}
 
 
+def share_queries(
+    ctx: PartyContext,
+    queries: Any,
+    n_queries: int,
+    sizes: Sequence[int],
+    querier: int,
+    tree: SecretTree,
+    sectype: type,
+) -> Any:
+    """The querier's codes as secret one-hot queries ``(n_queries, m, w)`` (Alg. 4's input).
+
+    ``queries`` is an array of codes ``(n_queries, m)`` or the path of an
+    ``.npz`` with ``codes`` at the querier, None at the other parties; the
+    number of queries is public.
+    """
+    m, w = tree.n_attributes, tree.width
+    local = None
+    if ctx.pid == querier:
+        codes = queries
+        if isinstance(queries, str):
+            with np.load(Path(queries)) as f:
+                codes = f["codes"]
+        codes = np.asarray(codes, dtype=np.int64).reshape(-1, m)
+        if codes.shape[0] != n_queries:
+            raise InvalidParameterError(
+                f"the querier holds {codes.shape[0]} queries but n_queries={n_queries}."
+            )
+        local = one_hot(codes, list(sizes), width=w, dtype=np.int64)
+    return share_array(local, sectype, owner=querier, shape=(n_queries, m, w))
+
+
 async def predict_oblivious_id3(
     ctx: PartyContext,
     model: Any = None,
@@ -124,22 +156,9 @@ async def predict_oblivious_id3(
             model = pickle.load(fh)
     sectype = secfxp_type(int(model["bit_length"]), int(model["frac_length"]))
     tree = import_shares(model, sectype)
-    m, w = tree.n_attributes, tree.width
-    local = None
-    if ctx.pid == querier:
-        codes = queries
-        if isinstance(queries, str):
-            with np.load(Path(queries)) as f:
-                codes = f["codes"]
-        codes = np.asarray(codes, dtype=np.int64).reshape(-1, m)
-        if codes.shape[0] != n_queries:
-            raise InvalidParameterError(
-                f"the querier holds {codes.shape[0]} queries but n_queries={n_queries}."
-            )
-        local = one_hot(codes, list(sizes), width=w, dtype=np.int64)
     log = RevealLog()
     try:
-        Q = share_array(local, sectype, owner=querier, shape=(n_queries, m, w))
+        Q = share_queries(ctx, queries, n_queries, sizes, querier, tree, sectype)
         onehot = await oblivious_predict(tree, Q)
         labels = await reveal_predictions(
             onehot, querier=querier, label="ODP+FMPC-ID3: predicted labels (querier only)"
