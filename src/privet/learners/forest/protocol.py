@@ -30,10 +30,8 @@ from __future__ import annotations
 
 import asyncio
 import pickle
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -45,12 +43,11 @@ from privet.learners._protocols.common import (
 )
 from privet.learners._protocols.host import (
     PredictRun,
-    _check_backend,
 )
 from privet.learners._protocols.programs import (
     RevealLog,
 )
-from privet.learners.oblivious_id3.host import SharedModel
+from privet.learners.oblivious_id3.host import SharedModel, launch_prediction
 from privet.learners.oblivious_id3.program import share_queries
 from privet.learners.oblivious_id3.protocol import (
     SecretTree,
@@ -60,7 +57,6 @@ from privet.learners.oblivious_id3.protocol import (
 )
 from privet.mpc._runtime import get_runtime
 from privet.mpc.fixedpoint import secfxp_type
-from privet.mpc.launcher import launch, run_local
 from privet.mpc.party import PartyContext
 
 mpc = get_runtime()
@@ -248,44 +244,9 @@ def run_oblivious_forest_predict(
             f"the trees were trained by different numbers of parties "
             f"{[model.n_parties for model in models]}; a forest's trees share their parties."
         )
-    _check_backend(backend, parties)
-    if not 0 <= querier < parties:
-        raise InvalidParameterError(f"querier must be a party index < {parties}, got {querier}.")
-    query_codes = np.asarray(query_codes, dtype=np.int64)
-    public = {
-        "n_queries": int(query_codes.shape[0]),
-        "sizes": [int(s) for s in sizes],
-        "querier": int(querier),
-    }
-    if backend == "local":
-        if parties != 1:
-            raise InvalidParameterError(
-                f"the trees were trained by {parties} parties; predict with backend='mpc'."
-            )
-        result = run_local(
-            PROGRAM, {**public, "models": [m.shares[0] for m in models], "queries": query_codes}
-        )
-    else:
-        with tempfile.TemporaryDirectory(prefix="privet-forest-") as tmp:
-            party_args = []
-            for i in range(parties):
-                path = Path(tmp) / f"forest{i}.pkl"
-                with open(path, "wb") as fh:  # party i's shares of every tree, nothing else
-                    pickle.dump([m.shares[i] for m in models], fh, protocol=pickle.HIGHEST_PROTOCOL)
-                extra: dict[str, Any] = {"models": str(path)}
-                if i == querier:
-                    qpath = Path(tmp) / "queries.npz"
-                    np.savez(qpath, codes=query_codes)
-                    extra["queries"] = str(qpath)
-                party_args.append(extra)
-            result = launch(
-                PROGRAM,
-                public,
-                parties=parties,
-                party_args=party_args,
-                timeout=timeout,
-                run_timeout=run_timeout,
-            )
+    shares = [[m.shares[i] for m in models] for i in range(parties)]  # party i: every tree
+    args = (query_codes, sizes, querier, backend, timeout, run_timeout)
+    result = launch_prediction(PROGRAM, "models", shares, *args)
     mine = result.results[querier]
     return ForestPredictRun(
         labels=np.asarray(mine["labels"], dtype=np.int64),

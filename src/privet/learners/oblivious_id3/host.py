@@ -130,6 +130,62 @@ def run_oblivious_id3(
     )
 
 
+def launch_prediction(
+    target: str,
+    key: str,
+    shares: Sequence[Any],
+    query_codes: np.ndarray,
+    sizes: Sequence[int],
+    querier: int,
+    backend: str,
+    timeout: float,
+    run_timeout: float | None,
+) -> Any:
+    """Run an oblivious prediction program: party ``i`` gets ``shares[i]`` as ``key``.
+
+    Only the querier gets the query codes. With ``backend="mpc"`` each party's
+    shares and the queries go through files in a private temporary folder,
+    removed on every exit path; ``"local"`` runs the one-party runtime in this
+    process. Returns the launcher's result.
+    """
+    parties = len(shares)
+    _check_backend(backend, parties)
+    if not 0 <= querier < parties:
+        raise InvalidParameterError(f"querier must be a party index < {parties}, got {querier}.")
+    query_codes = np.asarray(query_codes, dtype=np.int64)
+    public = {
+        "n_queries": int(query_codes.shape[0]),
+        "sizes": [int(s) for s in sizes],
+        "querier": int(querier),
+    }
+    if backend == "local":
+        if parties != 1:
+            raise InvalidParameterError(
+                f"the model was trained by {parties} parties; predict with backend='mpc'."
+            )
+        return run_local(target, {**public, key: shares[0], "queries": query_codes})
+    with tempfile.TemporaryDirectory(prefix="privet-model-") as tmp:
+        party_args = []
+        for i, share in enumerate(shares):
+            path = Path(tmp) / f"{key}{i}.pkl"
+            with open(path, "wb") as fh:  # party i's shares, nothing else
+                pickle.dump(share, fh, protocol=pickle.HIGHEST_PROTOCOL)
+            extra: dict[str, Any] = {key: str(path)}
+            if i == querier:
+                qpath = Path(tmp) / "queries.npz"
+                np.savez(qpath, codes=query_codes)
+                extra["queries"] = str(qpath)
+            party_args.append(extra)
+        return launch(
+            target,
+            public,
+            parties=parties,
+            party_args=party_args,
+            timeout=timeout,
+            run_timeout=run_timeout,
+        )
+
+
 def run_oblivious_predict(
     model: SharedModel,
     query_codes: np.ndarray,
@@ -145,44 +201,9 @@ def run_oblivious_predict(
     The parties must be the ones that trained ``model`` (same number, same
     order): each loads its own shares.
     """
-    parties = model.n_parties
-    _check_backend(backend, parties)
-    if not 0 <= querier < parties:
-        raise InvalidParameterError(f"querier must be a party index < {parties}, got {querier}.")
-    query_codes = np.asarray(query_codes, dtype=np.int64)
-    public = {
-        "n_queries": int(query_codes.shape[0]),
-        "sizes": [int(s) for s in sizes],
-        "querier": int(querier),
-    }
     target = f"{PROGRAMS}:predict_oblivious_id3"
-    if backend == "local":
-        if parties != 1:
-            raise InvalidParameterError(
-                f"the model was trained by {parties} parties; predict with backend='mpc'."
-            )
-        result = run_local(target, {**public, "model": model.shares[0], "queries": query_codes})
-    else:
-        with tempfile.TemporaryDirectory(prefix="privet-model-") as tmp:
-            party_args = []
-            for i, share in enumerate(model.shares):
-                path = Path(tmp) / f"model{i}.pkl"
-                with open(path, "wb") as fh:
-                    pickle.dump(share, fh, protocol=pickle.HIGHEST_PROTOCOL)
-                extra: dict[str, Any] = {"model": str(path)}
-                if i == querier:
-                    qpath = Path(tmp) / "queries.npz"
-                    np.savez(qpath, codes=query_codes)
-                    extra["queries"] = str(qpath)
-                party_args.append(extra)
-            result = launch(
-                target,
-                public,
-                parties=parties,
-                party_args=party_args,
-                timeout=timeout,
-                run_timeout=run_timeout,
-            )
+    args = (query_codes, sizes, querier, backend, timeout, run_timeout)
+    result = launch_prediction(target, "model", list(model.shares), *args)
     labels = result.results[querier]["labels"]
     others = tuple(r["labels"] for i, r in enumerate(result.results) if i != querier)
     return PredictRun(
