@@ -137,7 +137,10 @@ class ObliviousID3Classifier(BaseTreeClassifier):
     **Proven**, ``split="exponential"``: epsilon-DP under add/remove neighbours,
     with ``h`` levels of exponential-mechanism splits at
     ``split_fraction * epsilon / h`` and leaves at
-    ``(1 - split_fraction) * epsilon``, nodes of a level in parallel. Hiding
+    ``(1 - split_fraction) * epsilon``, nodes of a level in parallel (one
+    record changes one node per level, so each level's selections, and the
+    leaves, are one charge in the fit's scope; under replace-one every node
+    is charged in its own scope, a level in one batch). Hiding
     the tree costs nothing more and buys nothing in this accounting: the proven
     guarantee of the released predictions is that of the released tree. Under
     replace-one neighbours the ledger proves up to about twice that (Laplace
