@@ -293,16 +293,7 @@ async def share_horizontal(
             f"horizontal partition needs the same columns at every owner, got shapes "
             f"{dict(zip(owner_list, owner_shapes, strict=True))}; align the schemas first."
         )
-    parts = [
-        share_array(local if mpc.pid == o else None, sectype, owner=o, shape=s)
-        for o, s in zip(owner_list, owner_shapes, strict=True)
-        if s[0] > 0
-    ]
-    if not parts:
-        raise InvalidParameterError("every owner has 0 rows: nothing to share.")
-    if len(parts) == 1:
-        return parts[0]
-    return mpc.np_concatenate(tuple(parts), axis=0)
+    return _stack_owners(local, sectype, owner_list, owner_shapes, axis=0, what="rows")
 
 
 async def share_vertical(
@@ -343,16 +334,29 @@ async def share_vertical(
             f"same order) at every owner, got shapes "
             f"{dict(zip(owner_list, owner_shapes, strict=True))}; align the rows first."
         )
+    return _stack_owners(local, sectype, owner_list, owner_shapes, axis=1, what="columns")
+
+
+def _stack_owners(
+    local: Any,
+    sectype: type,
+    owners: list[int],
+    shapes: list[tuple[int, ...]],
+    *,
+    axis: int,
+    what: str,
+) -> SecureArray:
+    """Each owner shares its block; the blocks joined along ``axis`` in owner order."""
     parts = [
         share_array(local if mpc.pid == o else None, sectype, owner=o, shape=s)
-        for o, s in zip(owner_list, owner_shapes, strict=True)
-        if s[1] > 0
+        for o, s in zip(owners, shapes, strict=True)
+        if s[axis] > 0
     ]
     if not parts:
-        raise InvalidParameterError("every owner has 0 columns: nothing to share.")
+        raise InvalidParameterError(f"every owner has 0 {what}: nothing to share.")
     if len(parts) == 1:
         return parts[0]
-    return mpc.np_concatenate(tuple(parts), axis=1)
+    return mpc.np_concatenate(tuple(parts), axis=axis)
 
 
 def to_fixed_point(x: SecureArray, sectype: type) -> SecureArray:
