@@ -80,8 +80,10 @@ def test_faithful_mode_on_an_unbounded_ledger_records_the_leak_and_the_claim(car
         assert [c.step for c in led.charges] == ["split, depth 0", "split, depth 1", "leaf"]
         assert all(c.path == led.charges[0].path for c in led.charges)
     else:  # every real node in its own scope; dummy branches hold no record: no charge
-        assert len(splits) == n_real_internal and len(leaves) == n_real_leaves
-        assert len({c.path for c in leaves}) == n_real_leaves
+        assert len(splits) == n_real_internal and len({c.path for c in splits}) == 5
+        # the Laplace leaves: one histogram over leaves x classes, L1 sensitivity 2
+        assert len(leaves) == 1 and leaves[0].entry.sensitivity == 2.0
+        assert n_real_leaves > 1
     assert all(c.claim.epsilon == 0.0 and "0-DP" in c.claim.source for c in splits)
     assert all("exact argmax" in c.entry.reason for c in splits)
     for c in leaves:
@@ -266,3 +268,20 @@ def test_predictions_are_valid(car):
     p = m.predict_proba(car.X.iloc[:30])
     assert np.allclose(p.sum(axis=1), 1.0) and set(np.unique(p)) <= {0.0, 1.0}
     assert set(m.predict(car.X)) <= set(car.schema.classes)
+
+
+def test_replace_one_costs_the_leaf_budget_once_and_the_lower_split_levels_twice(car):
+    """(1 - f) eps for the one Laplace histogram of L1 sensitivity 2 over all leaves, and
+    f eps / h per split level, twice below the root (a replaced record can change branch)."""
+    eps, h, f = 1.0, 3, 0.25
+    led = Ledger(budget=Guarantee(2.0), relation="replace_one")
+    m = ObliviousID3Classifier(
+        epsilon=eps, max_depth=h, split_fraction=f, schema=car.schema, ledger=led
+    )
+    expected = (1 - f) * eps + f * eps * (2 - 1 / h)
+    assert led.plan_cost(m.privacy_plan()).epsilon == pytest.approx(expected)
+    m.fit(car.X, car.y)
+    assert m.privacy_spent_.epsilon == pytest.approx(expected)
+    assert led.spent().epsilon == pytest.approx(expected) and expected < (1 + f) * eps
+    (leaves,) = [c for c in led.charges if c.step == "leaf"]
+    assert leaves.entry.sensitivity == 2.0 and leaves.guarantee.epsilon == pytest.approx(0.75)

@@ -205,20 +205,25 @@ class ReferenceOps:
         growers release the leaves together once the splits are done, as a
         protocol gathers its MPC-LM calls. Without ``tree_scope`` each leaf is
         charged in its own scope, all in one batch, before any value is drawn.
-        With ``tree_scope`` (add/remove neighbours only: the leaves hold
-        disjoint records and one record changes one leaf's counts by 1) the
-        leaves are one charge there: one noisy histogram over leaves x classes
-        (L1 sensitivity 1), or one disjoint selection per leaf.
+        With ``tree_scope`` the leaves are one charge there: one noisy histogram
+        over leaves x classes (L1 sensitivity 1 under add/remove, 2 under
+        replace-one, as for one leaf), or, under add/remove only (one record
+        changes one leaf), one disjoint selection per leaf.
         """
         if not leaves:
             return []
         scopes = [sc for sc, _ in leaves]
         counts = list(self.counts([rows for _, rows in leaves]))
         relation = scopes[0].ledger.relation
-        if tree_scope is not None and relation is not NeighbouringRelation.ADD_REMOVE:
+        if (
+            tree_scope is not None
+            and leaf == "exponential"
+            and relation is not NeighbouringRelation.ADD_REMOVE
+        ):
             raise InvalidParameterError(
-                "the leaves of a tree are one charge only under add/remove neighbours; under "
-                "replace-one a record can leave one leaf and enter another. Pass no tree_scope."
+                "exponential-mechanism leaves are one charge only under add/remove neighbours; "
+                "under replace-one a record can leave one leaf and enter another. Pass no "
+                "tree_scope."
             )
         if leaf == "exponential":
             if self.noise == "discrete":

@@ -143,8 +143,12 @@ class ObliviousID3Classifier(BaseTreeClassifier):
     is charged in its own scope, a level in one batch). Hiding
     the tree costs nothing more and buys nothing in this accounting: the proven
     guarantee of the released predictions is that of the released tree. Under
-    replace-one neighbours the ledger proves up to about twice that (Laplace
-    sensitivity 2, a replaced record can move between branches).
+    replace-one neighbours a replaced record can move between branches, so
+    every split level below the root costs twice its budget and the ledger
+    proves ``(1 - split_fraction) epsilon + split_fraction epsilon (2 - 1/h)``,
+    at most ``(1 + split_fraction) epsilon``: the Laplace leaves stay one
+    histogram over leaves x classes of L1 sensitivity 2, at the leaf budget
+    (1.125 at epsilon = 1, h = 2, split_fraction = 0.25).
 
     References
     ----------

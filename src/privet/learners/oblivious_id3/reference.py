@@ -145,13 +145,31 @@ def plan_oblivious(
     """
     acc = accounting if accounting is not None else reference_accounting(relation)
     disjoint = relation is NeighbouringRelation.ADD_REMOVE
+    tree = node
     for level in range(depth):
         entry, name, split_claim = split_charge(acc, split, split_epsilon, claim)
         node.charge(entry, mechanism=name, step=f"split, depth {level}", claim=split_claim)
         if not disjoint:
             node = node.partition(max(width, 2), label=f"depth {level + 1}")
     entry, name = acc.leaf(leaf, leaf_epsilon)
-    node.charge(entry, mechanism=name, step="leaf", claim=claim("leaf", leaf_epsilon))
+    leaves = tree if leaves_in_tree_scope(leaf, relation) else node
+    leaves.charge(entry, mechanism=name, step="leaf", claim=claim("leaf", leaf_epsilon))
+
+
+def leaves_in_tree_scope(leaf: str, relation: NeighbouringRelation) -> bool:
+    """Whether a tree's leaves are one charge in its scope (else one per leaf).
+
+    Laplace leaves are one noisy histogram over leaves x classes: a record adds
+    1 to one cell (add/remove, L1 sensitivity 1), a replaced record moves 1
+    between at most two cells (replace-one, L1 sensitivity 2, the sensitivity
+    every leaf's noise is calibrated for), so one charge at the leaf budget
+    covers them all. The MPC samplers' delta depends only on how many cells
+    can differ (:func:`~privet.mechanisms.bitwise_geometric.discrete_laplace_delta`),
+    the same for one leaf as for the whole histogram. Exponential-mechanism
+    leaves are one charge under add/remove (one record changes one leaf); under
+    replace-one each leaf keeps its scope.
+    """
+    return leaf == "laplace" or relation is NeighbouringRelation.ADD_REMOVE
 
 
 def split_charge(
@@ -192,7 +210,8 @@ def grow_oblivious(
     are one charge in the tree's scope, and so are the leaves (one noisy
     histogram over leaves x classes, or one selection per leaf). Under
     replace-one every node has its own scope of the split's partition and a
-    level is charged as one batch (:meth:`~privet.ledger.Ledger.charge_many`).
+    level is charged as one batch (:meth:`~privet.ledger.Ledger.charge_many`);
+    Laplace leaves stay one histogram (:func:`leaves_in_tree_scope`).
     """
     w = ops.width
     builder = TreeBuilder(ops.n_classes)
@@ -245,7 +264,7 @@ def grow_oblivious(
         leaf=leaf,
         epsilon=leaf_epsilon,
         claim=claim("leaf", leaf_epsilon),
-        tree_scope=tree_scope,
+        tree_scope=scope if leaves_in_tree_scope(leaf, scope.ledger.relation) else None,
     )
     labels = ops.labels(np.stack(values)) if values else []  # the leaf keeps only its label
     for (node, *_), label in zip(frontier, labels, strict=True):

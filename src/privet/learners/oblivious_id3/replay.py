@@ -12,7 +12,7 @@ from privet.learners._trees.accounting import (
     laplace_sensitivity,
 )
 from privet.learners.oblivious_id3.host import SharedModel
-from privet.learners.oblivious_id3.reference import split_charge
+from privet.learners.oblivious_id3.reference import leaves_in_tree_scope, split_charge
 from privet.ledger import NeighbouringRelation, Scope
 
 
@@ -79,7 +79,7 @@ def charge_oblivious_run(
     # node's scores and one leaf's counts; the MPC samplers' delta is a
     # node's (its noise on the other nodes has the same law on both
     # neighbours). Under replace-one each node has its own scope, a level is
-    # one batch.
+    # one batch; Laplace leaves stay one histogram (leaves_in_tree_scope).
     frontier = [scope]
     disjoint = relation is NeighbouringRelation.ADD_REMOVE
     labels = [f"branch {v}" for v in range(width)]
@@ -93,6 +93,8 @@ def charge_oblivious_run(
         )
         if not disjoint:
             frontier = [part for sc in frontier for part in sc.partition(labels)]
+    if leaves_in_tree_scope(leaf, relation):
+        frontier = [scope]
     ledger.charge_many(
         [(sc, leaf_entry) for sc in frontier],
         mechanism=leaf_name,
