@@ -216,3 +216,19 @@ def test_three_parties_train_a_secret_tree_and_only_the_querier_learns_labels():
     H = one_hot(codes, ds.schema, width=3)
     np.testing.assert_array_equal(run.labels, oblivious_predict(ref, H).argmax(axis=1))
     assert run.others_learnt == (None, None)
+
+
+def test_mpc_leaf_selections_are_charged_the_delta_of_their_class_count():
+    """An exponential-mechanism leaf draws noise for every class (protocol.py, leaf
+    selection), not for every attribute: its delta counts the classes (found in review:
+    2 attributes and 6 classes were charged the delta of 2 candidates)."""
+    from privet.learners._trees.accounting import NoiseAccounting
+    from privet.ledger import NeighbouringRelation
+    from privet.mechanisms.bitwise_geometric import noisy_max_delta
+
+    acc = NoiseAccounting("discrete", "mpc", NeighbouringRelation.ADD_REMOVE, 2, 6)
+    leaf, _ = acc.leaf("exponential", 1.0)
+    split, _ = acc.selection(1.0)
+    assert leaf.delta == pytest.approx(noisy_max_delta(1.0, 1.0, 6, 40), rel=1e-12)
+    assert split.delta == pytest.approx(noisy_max_delta(1.0, 1.0, 2, 40), rel=1e-12)
+    assert leaf.delta > split.delta

@@ -157,12 +157,17 @@ class NoiseAccounting:
         """Whether the DP steps have a proven guarantee (not the paper's fixed point in MPC)."""
         return not (self.in_mpc and self.noise == "paper")
 
-    def selection(self, epsilon: float) -> tuple[Entry, str]:
-        """Entry and mechanism name of one split (or EM leaf) selection at ``epsilon``."""
+    def selection(self, epsilon: float, candidates: int | None = None) -> tuple[Entry, str]:
+        """Entry and mechanism name of one split (or EM leaf) selection at ``epsilon``.
+
+        ``candidates``: how many values get noise in MPC (the attributes for a
+        split, the default; the classes for a leaf); it sets the samplers' delta.
+        """
         if self.in_mpc and self.noise == "paper":
             return NonPrivate(reason=FIXED_POINT_REASON), "secure exponential (MPC, Alg. 13)"
         if self.in_mpc:
-            delta = noisy_max_delta(epsilon, 1.0, max(self.n_candidates, 1), self.security_bits)
+            d = self.n_candidates if candidates is None else candidates
+            delta = noisy_max_delta(epsilon, 1.0, max(d, 1), self.security_bits)
             return (
                 ApproxDP(epsilon=epsilon, delta=delta),
                 "secure report-noisy-max (MPC, discrete Laplace)",
@@ -176,13 +181,15 @@ class NoiseAccounting:
 
     def leaf(self, leaf: str, epsilon: float) -> tuple[Entry, str]:
         """Entry and mechanism name of one DP leaf update at ``epsilon``."""
-        if leaf == "exponential":
-            return self.selection(epsilon)
+        if leaf == "exponential":  # noisy max over the leaf's classes
+            return self.selection(epsilon, candidates=self.n_classes)
         sens = laplace_sensitivity(self.relation)
         if self.in_mpc and self.noise == "paper":
             return NonPrivate(reason=FIXED_POINT_REASON), "secure laplace (MPC, Alg. 12)"
         if self.in_mpc:
-            delta = discrete_laplace_delta(epsilon, sens, self.n_classes, self.security_bits)
+            # only the cells a neighbour changes (at most ceil(sens)) count, in one leaf's
+            # counts or in a whole tree's leaves x classes histogram alike
+            delta = discrete_laplace_delta(epsilon, sens, None, self.security_bits)
             return ApproxDP(epsilon=epsilon, delta=delta), "secure discrete laplace (MPC)"
         return Laplace(scale=sens / epsilon, sensitivity=sens), "noisy_histogram"
 
