@@ -84,15 +84,22 @@ def test_message_batches_count_one_per_sequential_round():
     assert batches == [rounds + 1, rounds, rounds]  # party 0 also sends the input shares
 
 
-@pytest.mark.mpc
-def test_killed_party_is_named_within_the_timeout(tmp_path):
-    timeout = 5.0
+@contextlib.contextmanager
+def looping_parties(tmp_path, timeout: float):
+    """Three parties exchanging rounds forever, yielded once party 2 is in its loop."""
     marker = tmp_path / "started"
     with spawn(program("loop_rounds"), {"marker": str(marker)}, timeout=timeout) as group:
         deadline = time.monotonic() + 60
         while not (tmp_path / "started.2").exists():
             assert time.monotonic() < deadline, "party 2 never started its loop"
             time.sleep(0.02)
+        yield group
+
+
+@pytest.mark.mpc
+def test_killed_party_is_named_within_the_timeout(tmp_path):
+    timeout = 5.0
+    with looping_parties(tmp_path, timeout) as group:
         killed = time.monotonic()
         group.kill(2, signal.SIGKILL)
         with pytest.raises(MPCPartyError, match="party 2 died: killed by signal SIGKILL") as info:
@@ -111,12 +118,7 @@ def test_killed_party_is_named_within_the_timeout(tmp_path):
 @pytest.mark.mpc
 def test_stopped_party_is_named_unresponsive_within_the_timeout(tmp_path):
     timeout = 2.0
-    marker = tmp_path / "started"
-    with spawn(program("loop_rounds"), {"marker": str(marker)}, timeout=timeout) as group:
-        deadline = time.monotonic() + 60
-        while not (tmp_path / "started.2").exists():
-            assert time.monotonic() < deadline, "party 2 never started its loop"
-            time.sleep(0.02)
+    with looping_parties(tmp_path, timeout) as group:
         stopped = time.monotonic()
         group.kill(2, signal.SIGSTOP)
         with pytest.raises(MPCPartyError, match="party 2 stopped answering") as info:
