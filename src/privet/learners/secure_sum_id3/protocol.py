@@ -304,7 +304,9 @@ async def shamir_sum(
 
     ``tamper`` is a testing hook for a malicious party in the intermediate
     phase: ``"result"`` adds 1 to its first intermediate result (before it
-    commits), ``"reveal"`` reveals a result other than the one it committed to.
+    commits), ``"reveal"`` reveals a result other than the one it committed to
+    and then goes on with its true results, as a cheater would (it does not
+    report itself; the honest parties must catch it).
     """
     n, me, p = plan.n, mpc.pid, plan.p
     shares = plan.share(values, rng)
@@ -334,6 +336,8 @@ async def shamir_sum(
         payload = payload.copy()
         payload[0, 0] = (int(payload[0, 0]) + 1) % p
     opened = await mpc.transfer((nonce, payload))
+    if tamper == "reveal":
+        opened = [*opened[:me], (nonce, _wire(inter, p)), *opened[me + 1 :]]
     columns = []
     for j, (commitment, (their_nonce, their)) in enumerate(zip(commits, opened, strict=True)):
         data = their.tobytes() if hasattr(their, "tobytes") else repr(their.tolist()).encode()
