@@ -79,11 +79,12 @@ def main() -> None:
     ap.add_argument(
         "--budget", type=float, default=600.0, help="stop before a run predicted to exceed it"
     )
+    ap.add_argument("--out", type=Path, default=OUT, help="CSV to append to")
     args = ap.parse_args()
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    new = not OUT.exists()
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    new = not args.out.exists()
     last = None
-    with OUT.open("a", newline="") as fh:
+    with args.out.open("a", newline="") as fh:
         writer = csv.DictWriter(fh, fieldnames=FIELDS)
         if new:
             writer.writeheader()

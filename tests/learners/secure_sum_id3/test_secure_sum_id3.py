@@ -7,6 +7,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+import scipy.stats
 
 from privet.data import load_dataset
 from privet.errors import BudgetExceededError, InvalidParameterError, SchemaError
@@ -59,28 +60,54 @@ def test_paper_example_1_sum():
     assert sum(wi[0] * y for wi, y in zip(w, inter, strict=True)) % p == 20
 
 
-@pytest.mark.parametrize("p", [proto.DEFAULT_PRIME, 2**61 - 1])
+@pytest.mark.parametrize("p", [65521, proto.DEFAULT_PRIME, 2**61 - 1])
 def test_shares_reconstruct_from_both_subsets(p):
-    rng = np.random.default_rng(0)
     plan = proto.SharingPlan(5, proto.derive_points(b"seed", 10, p), p)
     values = np.array([0, 1, 17, -3, 1000])
-    shares = plan.share(values, rng)
-    assert shares.shape == (5, 10)
+    shares = plan.share(values, proto.FieldSampler(p, key=bytes(32)))
+    assert shares.shape == (10, 5)  # point-major: 2n points x 5 values
     sums, problems = plan.interpolate(shares, "all")
     assert problems == []
     assert proto.decode_centred(sums, p).tolist() == values.tolist()
-    # any 2n - 2 shares are uniform: a single share says nothing about the value
-    shares[2, 3] = (int(shares[2, 3]) + 1) % p
+    # one wrong intermediate value is caught by the two subsets
+    shares[3, 2] = (int(shares[3, 2]) + 1) % p
     _, problems = plan.interpolate(shares, "two")
     assert problems and "different sums for 1 of 5 counts (first at count 2" in problems[0]
+
+
+@pytest.mark.parametrize("p", [11, 65521, 2**31 - 1])
+def test_field_sampler_is_uniform_on_z_p(p):
+    """Chi-square over 16 equal-width classes of Z_p (p = 11: every value), 160,000 draws.
+
+    p = 11 rejects 5 of every 16 raw values, so the redraw path is exercised.
+    The test fails with probability 1e-6 when the sampler is uniform.
+    """
+    draws = proto.FieldSampler(p).uniform((2, 80_000))
+    assert draws.dtype == proto.wire_dtype(p) and draws.shape == (2, 80_000)
+    assert int(draws.max()) < p
+    k = min(p, 16)
+    edges = np.linspace(0, p, k + 1).round().astype(np.int64)
+    observed = np.histogram(draws.astype(np.int64), bins=edges)[0]
+    expected = draws.size * np.diff(edges) / p
+    stat = float(((observed - expected) ** 2 / expected).sum())
+    assert stat < scipy.stats.chi2.ppf(1 - 1e-6, df=k - 1)
+
+
+def test_field_sampler_streams_differ_per_key_and_draw():
+    a, b = proto.FieldSampler(65521, key=bytes(32)), proto.FieldSampler(65521, key=bytes(32))
+    first = a.uniform((1000,))
+    assert np.array_equal(first, b.uniform((1000,)))  # same key, same first draw
+    assert not np.array_equal(first, a.uniform((1000,)))  # a fresh nonce per draw
+    assert not np.array_equal(first, proto.FieldSampler(65521).uniform((1000,)))
 
 
 def test_sum_of_shares_is_share_of_sum():
     p, n = proto.DEFAULT_PRIME, 4
     plan = proto.SharingPlan(n, proto.derive_points(b"x", 2 * n, p), p)
     rng = np.random.default_rng(3)
+    sampler = proto.FieldSampler(p)
     vals = rng.integers(0, 500, size=(n, 50))
-    total = sum(plan.share(v, rng) for v in vals) % p
+    total = sum(plan.share(v, sampler).astype(np.int64) for v in vals) % p
     sums, problems = plan.interpolate(total, "all")
     assert not problems
     assert np.array_equal(proto.decode_centred(sums, p), vals.sum(axis=0))
@@ -264,6 +291,15 @@ def test_field_too_small(prime, match, nursery):
     with pytest.raises(InvalidParameterError, match=match):
         SecureSumID3Classifier(schema=schema, prime=prime, ledger=led).fit(X, y)
     assert _nothing_charged(led)
+
+
+def test_default_field_is_small_only_for_the_exact_protocol(nursery):
+    schema, X, y = nursery
+    exact = SecureSumID3Classifier(schema=schema, max_depth=1).fit(X, y)
+    assert exact.prime_ == proto.SMALL_PRIME  # its row count is opened anyway
+    dp = SecureSumID3Classifier(schema=schema, max_depth=1, epsilon=1.0).fit(X, y)
+    assert dp.prime_ == proto.DEFAULT_PRIME  # never chosen from the private row count
+    assert proto.choose_prime(None, 3, 40_000, exact=True) == proto.DEFAULT_PRIME
 
 
 def test_dp_field_margin(nursery):

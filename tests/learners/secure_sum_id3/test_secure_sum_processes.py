@@ -90,6 +90,7 @@ def test_killed_party_is_named(small, monkeypatch):
     monkeypatch.setattr("privet.mpc.launch", launch_and_kill)
     led = Ledger(budget=Guarantee.unbounded())
     est = SecureSumID3Classifier(schema=schema, backend="shamir", ledger=led, timeout=20)
+    est._testing_tamper = {"party": 1, "round": 1, "kind": "stall"}  # so the run cannot end first
     with pytest.raises(MPCPartyError, match="party 1 died") as info:
         est.fit(X, y)
     assert info.value.culprits == (1,)

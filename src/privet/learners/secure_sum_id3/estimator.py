@@ -93,8 +93,10 @@ class SecureSumID3Classifier(BaseTreeClassifier):
         Sec. 4.3: compare the sums from two different (2n-1)-subsets of the
         2n intermediate results, or from all 2n.
     prime : int or None, default=None
-        The field Z_p of the summation (default 2^31 - 1); it must exceed
-        twice the largest sum.
+        The field Z_p of the summation; it must exceed twice the largest sum.
+        By default the exact protocol uses 65,521 when the rows fit (shares
+        travel as 2-byte words; the protocol releases the row count anyway),
+        else 2^31 - 1, as does the DP variant (whose row count is private).
     timeout : float, default=120
         Seconds a party waits for a silent peer before the run fails.
     schema, ledger, public_domain, random_state
@@ -107,6 +109,8 @@ class SecureSumID3Classifier(BaseTreeClassifier):
     n_parties_ : int
     rounds_ : int
         Summation rounds run (levels, or chunks of levels).
+    prime_ : int
+        The field Z_p the sums were computed in.
     run_stats_ : RunStats or None
         Time and bytes per party of a process run.
     ledger_, privacy_spent_, privacy_claim_, classes_, schema_, n_features_in_
@@ -118,7 +122,9 @@ class SecureSumID3Classifier(BaseTreeClassifier):
     released); ``epsilon`` for the DP variant against anyone who sees the
     tree or the sums, including any single party that subtracts its own noise
     share (the other n - 1 shares already make a full discrete Laplace). The
-    noise shares come from numpy's PCG64DXSM seeded from the OS, not a CSPRNG.
+    sharing polynomials' coefficients come from a ChaCha20 key stream keyed
+    from the OS; the DP noise shares come from numpy's PCG64DXSM seeded from
+    the OS, not a CSPRNG.
 
     References
     ----------
@@ -291,10 +297,11 @@ class SecureSumID3Classifier(BaseTreeClassifier):
         with self._reserve(plan, scope) as res:
             codes, ys = self._party_data(X, y, parties, datasets)
             entries = self._level_entries(self.schema_)
-            prime = int(self.prime) if self.prime is not None else proto.DEFAULT_PRIME
             n_rows = sum(len(v) for v in ys)
             margin = 0 if self.epsilon is None else int(NOISE_TAIL * max(e.scale for e in entries))
+            prime = proto.choose_prime(self.prime, len(ys), n_rows, exact=self.epsilon is None)
             proto.check_prime(prime, len(ys), n_rows + margin)
+            self.prime_ = prime = int(prime)
             tracker = _ScopeTracker(scope, self.schema_, entries, type(self).__name__)
             if self.backend == "reference":
                 arrays = grow_reference(

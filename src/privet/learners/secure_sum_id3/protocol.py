@@ -1,7 +1,7 @@
 """Seed 001 (Emekci et al.): the parties' side of privacy-preserving ID3 by secure summation.
 
-This module is self-contained (numpy, hashlib, :mod:`privet.errors` and, in a
-party process, MPyC's runtime) so that each of up to 128 party processes loads
+This module is self-contained (numpy, hashlib, ``cryptography``'s ChaCha20,
+:mod:`privet.errors` and, in a party process, MPyC's runtime) so that each of up to 128 party processes loads
 it by file path without importing the rest of :mod:`privet.learners`
 (scikit-learn, pandas): a party then needs about 45 MB instead of 175 MB.
 
@@ -23,8 +23,10 @@ What it holds
 * The party program :func:`program` for :func:`privet.mpc.launch`.
 
 Field arithmetic is exact integer arithmetic modulo a prime p: numpy int64
-with the weights split into 16-bit limbs when p < 2^31 (no product or sum can
-overflow), Python integers (numpy object arrays) otherwise. Never floats.
+(with the weights split into 16-bit limbs when 2^16 <= p < 2^31, so that no
+product or sum can overflow), Python integers (numpy object arrays) beyond.
+Never floats. Shares travel as 2-byte words for p < 2^16 (the exact
+protocol's default whenever the counts fit) and 4-byte words below 2^32.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import math
+import os
 import secrets
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -109,24 +112,64 @@ def check_prime(prime: int, n_parties: int, bound: int) -> None:
         )
 
 
+def wire_dtype(p: int) -> np.dtype | None:
+    """The smallest unsigned dtype that holds Z_p (None: Python integers)."""
+    if p < 2**16:
+        return np.dtype("<u2")
+    if p < 2**32:
+        return np.dtype("<u4")
+    return None
+
+
+SMALL_PRIME = 65521
+"""The largest prime below 2^16: 2-byte shares for the exact protocol on up to 32,760 rows."""
+
+
+def choose_prime(prime: int | None, n_parties: int, n_rows: int, *, exact: bool) -> int:
+    """The field of a run: the user's ``prime``, else the smallest default that fits.
+
+    Only the exact protocol picks the small field from the row count: it opens
+    the root's class totals (so the row count) to every party anyway. The DP
+    variant's row count is private, so its default does not depend on it.
+    """
+    if prime is not None:
+        return prime  # validated by check_prime
+    if exact and SMALL_PRIME > max(2 * n_rows, 2 * n_parties + 1):
+        return SMALL_PRIME
+    return DEFAULT_PRIME
+
+
+def storage_dtype(p: int) -> np.dtype:
+    """:func:`wire_dtype`, or the object dtype (Python integers) for large p."""
+    dtype = wire_dtype(p)
+    return np.dtype(object) if dtype is None else dtype
+
+
 def _as_field(values: np.ndarray, p: int) -> np.ndarray:
     if p < 2**31:
         return np.mod(np.asarray(values, dtype=np.int64), p)
     return np.mod(np.asarray(values).astype(object), p)
 
 
-def field_matmul(values: np.ndarray, weights: Sequence[Sequence[int]], p: int) -> np.ndarray:
-    """``values @ weights mod p`` exactly; values (L, K) in [0, p), weights (K, M) ints."""
+def field_combine(weights: Sequence[Sequence[int]], values: np.ndarray, p: int) -> np.ndarray:
+    """``weights @ values mod p`` exactly: weights (M, K) ints, values (K, L) in [0, p).
+
+    For p < 2^16 the products (< 2^32) and their sums over K <= 2^16 terms fit
+    in int64 as they are; for p < 2^31 the weights are split into 16-bit limbs
+    (products < 2^48, sums < 2^63). Beyond, Python integers. ``einsum``
+    promotes the 2- or 4-byte field words to int64 in small buffers (it is
+    also about 5x faster than numpy's integer ``matmul``, which has no BLAS).
+    """
     if p < 2**31:
         w = np.asarray(weights, dtype=np.int64) % p
+        values = np.asarray(values)
+        if p < 2**16:
+            return np.einsum("mk,kl->ml", w, values) % p
         lo, hi = w & 0xFFFF, w >> 16
-        a = np.asarray(values, dtype=np.int64)
-        # a < 2^31, limbs < 2^16: products < 2^47, sums of K <= 2^16 terms < 2^63
-        out_lo = (a @ lo) % p
-        out_hi = (a @ hi) % p
-        return (out_hi * 65536 + out_lo) % p
+        high = np.einsum("mk,kl->ml", hi, values) % p
+        return (high * 65536 + np.einsum("mk,kl->ml", lo, values) % p) % p
     w = np.asarray([[int(x) % p for x in row] for row in weights], dtype=object)
-    return np.mod(np.asarray(values, dtype=object) @ w, p)
+    return np.mod(w @ np.asarray(values, dtype=object), p)
 
 
 def lagrange_weights(points: Sequence[int], targets: Sequence[int], p: int) -> list[list[int]]:
@@ -166,12 +209,69 @@ def decode_centred(values: np.ndarray, p: int) -> np.ndarray:
     return np.asarray(out, dtype=np.int64)
 
 
+class FieldSampler:
+    """Uniform elements of Z_p from a ChaCha20 key stream (a cryptographic PRG).
+
+    The random coefficients of Alg. 1 must be unpredictable to the other
+    parties, who together see up to 2n - 2 of them per value: a statistical
+    generator such as PCG would let a coalition that sees enough outputs
+    recover its state and every share. The key comes from ``os.urandom``
+    (or ``key`` in tests); each draw uses a fresh nonce. Values are the low
+    bits of the stream, redrawn where they are >= p, so they are exactly
+    uniform (for the default primes, a redraw has probability below 3e-4).
+    """
+
+    def __init__(self, p: int, key: bytes | None = None) -> None:
+        from cryptography.hazmat.primitives.ciphers import Cipher, algorithms
+
+        self.p = int(p)
+        self.dtype = wire_dtype(self.p)
+        self._key = os.urandom(32) if key is None else bytes(key)
+        self._cipher = lambda nonce: Cipher(algorithms.ChaCha20(self._key, nonce), mode=None)
+        self._draws = 0
+
+    def _stream(self, n_bytes: int) -> bytes:
+        # cryptography's 16-byte nonce: a 4-byte block counter (from 0), then 12 bytes
+        nonce = bytes(4) + self._draws.to_bytes(12, "little")
+        self._draws += 1
+        return self._cipher(nonce).encryptor().update(bytes(n_bytes))
+
+    def uniform(self, shape: tuple[int, ...], out: np.ndarray | None = None) -> np.ndarray:
+        """An array of ``shape`` uniform elements of Z_p (wire dtype, or Python ints).
+
+        ``out``: a C-contiguous array of that shape and the wire dtype to fill.
+        """
+        count = math.prod(shape)
+        if self.dtype is None:  # large p: rejection on whole integers of the stream
+            width = (self.p.bit_length() + 7) // 8 + 8  # 64 extra bits: bias below 2^-64
+            raw = self._stream(count * width)
+            out = [
+                int.from_bytes(raw[i * width : (i + 1) * width], "little") % self.p
+                for i in range(count)
+            ]
+            return np.array(out, dtype=object).reshape(shape)
+        mask = self.dtype.type((1 << self.p.bit_length()) - 1)
+        raw = np.frombuffer(self._stream(count * self.dtype.itemsize), dtype=self.dtype)
+        flat = np.empty(count, dtype=self.dtype) if out is None else out.reshape(-1)
+        np.bitwise_and(raw, mask, out=flat)
+        bad = np.flatnonzero(flat >= self.p)
+        while bad.size:
+            fresh = np.frombuffer(self._stream(bad.size * self.dtype.itemsize), dtype=self.dtype)
+            flat[bad] = fresh & mask
+            bad = bad[flat[bad] >= self.p]
+        return flat.reshape(shape)
+
+
 # ------------------------------------------------------- Alg. 1-2, Sec. 4.3
 
 
 @dataclass
 class SharingPlan:
     """The public and agreed constants of one run of Alg. 1-2 with verification.
+
+    Shares and intermediate results are laid out point-major, (2n, L): row
+    2j and 2j + 1 are party j's two points, so what a party sends to party j
+    is one contiguous block.
 
     Parameters
     ----------
@@ -198,77 +298,59 @@ class SharingPlan:
         # then its values at the last two points are fixed linear combinations of
         # (v, those values). So the shares are drawn at points 0..2n-3 and completed.
         base = [0, *self.points[: m - 2]]
-        self.complete = lagrange_weights(base, self.points[m - 2 :], self.p)
-        self.subsets = []
-        for drop in (m - 1, 0):
-            keep = [k for k in range(m) if k != drop]
-            self.subsets.append(
-                (
-                    f"all points but x_{drop + 1} (of party {drop // 2})",
-                    keep,
-                    lagrange_weights([self.points[k] for k in keep], [0], self.p),
-                )
-            )
+        self.complete = _transpose(lagrange_weights(base, self.points[m - 2 :], self.p))
+        self.subsets = [self._subset(drop) for drop in (m - 1, 0)]
+
+    def _subset(self, drop: int) -> tuple[str, list[int], list[list[int]]]:
+        keep = [k for k in range(2 * self.n) if k != drop]
+        weights = lagrange_weights([self.points[k] for k in keep], [0], self.p)
+        return f"all points but x_{drop + 1} (of party {drop // 2})", keep, _transpose(weights)
 
     def leave_one_out(self) -> list[tuple[str, list[int], list[list[int]]]]:
         """All 2n subsets of 2n - 1 points (verification "on request", Sec. 4.3); cached."""
-        if self._all is not None:
-            return self._all
-        m = 2 * self.n
-        out = []
-        for drop in range(m):
-            keep = [k for k in range(m) if k != drop]
-            out.append(
-                (
-                    f"all points but x_{drop + 1} (of party {drop // 2})",
-                    keep,
-                    lagrange_weights([self.points[k] for k in keep], [0], self.p),
-                )
-            )
-        self._all = out
-        return out
+        if self._all is None:
+            self._all = [self._subset(drop) for drop in range(2 * self.n)]
+        return self._all
 
-    def share(self, values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        """Alg. 1 (distribution phase) for every value at once: (L,) -> shares (L, 2n)."""
+    def share(self, values: np.ndarray, sampler: FieldSampler) -> np.ndarray:
+        """Alg. 1 (distribution phase) for every value at once: (L,) -> shares (2n, L)."""
         m, p = 2 * self.n, self.p
         v = _as_field(values, p)
-        if p < 2**31:
-            free = rng.integers(0, p, size=(v.shape[0], m - 2), dtype=np.int64)
+        out = np.empty((m, v.shape[0]), dtype=storage_dtype(p))
+        if out.dtype.kind == "O":
+            out[: m - 2] = sampler.uniform((m - 2, v.shape[0]))
         else:
-            free = np.array(
-                [[secrets.randbelow(p) for _ in range(m - 2)] for _ in range(v.shape[0])],
-                dtype=object,
-            ).reshape(v.shape[0], m - 2)
-        last = field_matmul(np.column_stack([v, free]), self.complete, p)
-        return np.concatenate([free, last], axis=1)
+            sampler.uniform((m - 2, v.shape[0]), out=out[: m - 2])
+        w = np.asarray(self.complete, dtype=object)  # (2, 2n - 1): weights of (v, free)
+        from_free = field_combine(w[:, 1:].tolist(), out[: m - 2], p)
+        out[m - 2 :] = (from_free + field_combine(w[:, :1].tolist(), v[None, :], p)) % p
+        return out
 
     def interpolate(self, results: np.ndarray, verify: str) -> tuple[np.ndarray, list[str]]:
-        """Final computation phase: SUM = S(0) from the 2n intermediate results (L, 2n).
+        """Final computation phase: SUM = S(0) from the 2n intermediate results (2n, L).
 
         Returns the sums and the list of inconsistencies (empty if the subsets agree).
         """
         subsets = self.subsets if verify == "two" else self.leave_one_out()
-        sums = []
-        for _, keep, weights in subsets:
-            sums.append(field_matmul(results[:, keep], weights, self.p)[:, 0])
+        full = [[0] * (2 * self.n) for _ in subsets]  # one row per subset, 0 where dropped
+        for row, (_, keep, weights) in zip(full, subsets, strict=True):
+            for k, w in zip(keep, weights[0], strict=True):
+                row[k] = w
+        sums = list(field_combine(full, results, self.p))
         problems = []
         for (name, _, _), other in zip(subsets[1:], sums[1:], strict=True):
             bad = np.flatnonzero(np.asarray(other != sums[0], dtype=bool))
             if bad.size:
                 problems.append(
                     f"solving from {subsets[0][0]} and from {name} gives different sums for "
-                    f"{bad.size} of {results.shape[0]} counts (first at count {int(bad[0])}: "
+                    f"{bad.size} of {results.shape[1]} counts (first at count {int(bad[0])}: "
                     f"{int(sums[0][bad[0]])} vs {int(other[bad[0]])})"
                 )
         return sums[0], problems
 
 
-def _wire(a: np.ndarray, p: int) -> Any:
-    return a.astype("<u4") if p < 2**32 and a.dtype != object else a
-
-
-def _unwire(a: Any, p: int) -> np.ndarray:
-    return a.astype(np.int64) if getattr(a, "dtype", None) == np.dtype("<u4") else a
+def _transpose(matrix: list[list[int]]) -> list[list[int]]:
+    return [list(col) for col in zip(*matrix, strict=True)]
 
 
 async def agree_points(mpc: Any, n: int, p: int) -> list[int]:
@@ -281,11 +363,17 @@ async def agree_points(mpc: Any, n: int, p: int) -> list[int]:
     return derive_points(b"".join(parts), 2 * n, p)
 
 
+def _digest(nonce: bytes, payload: np.ndarray) -> bytes:
+    h = hashlib.sha256(nonce)
+    h.update(payload.tobytes() if payload.dtype != object else repr(payload.tolist()).encode())
+    return h.digest()
+
+
 async def shamir_sum(
     mpc: Any,
     plan: SharingPlan,
     values: np.ndarray,
-    rng: np.random.Generator,
+    sampler: FieldSampler,
     *,
     verify: str = "two",
     tamper: str | None = None,
@@ -302,6 +390,9 @@ async def shamir_sum(
        of the 2n results (or all 2n with ``verify="all"``) and stop with
        :class:`SummationIntegrityError` if they disagree.
 
+    Field elements travel in the smallest dtype that holds Z_p (2 bytes for
+    p < 2^16, 4 below 2^32), as contiguous blocks.
+
     ``tamper`` is a testing hook for a malicious party in the intermediate
     phase: ``"result"`` adds 1 to its first intermediate result (before it
     commits), ``"reveal"`` reveals a result other than the one it committed to
@@ -309,46 +400,44 @@ async def shamir_sum(
     report itself; the honest parties must catch it).
     """
     n, me, p = plan.n, mpc.pid, plan.p
-    shares = plan.share(values, rng)
-    mine = shares[:, 2 * me : 2 * me + 2].copy()
+    shares = plan.share(values, sampler)
     sends = []
     for s in range(1, n):
         to = (me + s) % n
         sends.append(
             mpc.transfer(
-                _wire(shares[:, 2 * to : 2 * to + 2], p),
+                shares[2 * to : 2 * to + 2],
                 sender_receivers={i: [(i + s) % n] for i in range(n)},
             )
         )
     received = await asyncio.gather(*sends)
+    # Alg. 2 step 9: n < 2^32 terms < 2^32 fit in int64
+    inter = shares[2 * me : 2 * me + 2].astype(np.int64 if shares.dtype != object else object)
     del shares
-    inter = mine
-    for got in received:  # Alg. 2 step 9; n < 2^32 terms < 2^31 fit in int64
-        inter = inter + _unwire(got[0], p)
-    inter = np.mod(inter, p)
+    for got in received:
+        inter += got[0]
+    del received
+    inter = np.mod(inter, p).astype(storage_dtype(p))
     if tamper == "result" and inter.size:
         inter[0, 0] = (int(inter[0, 0]) + 1) % p
-    payload = _wire(inter, p)
-    raw = payload.tobytes() if hasattr(payload, "tobytes") else repr(payload.tolist()).encode()
     nonce = secrets.token_bytes(16)
-    commits = await mpc.transfer(hashlib.sha256(nonce + raw).digest())
+    commits = await mpc.transfer(_digest(nonce, inter))
+    payload = inter
     if tamper == "reveal" and inter.size:
-        payload = payload.copy()
+        payload = inter.copy()
         payload[0, 0] = (int(payload[0, 0]) + 1) % p
     opened = await mpc.transfer((nonce, payload))
     if tamper == "reveal":
-        opened = [*opened[:me], (nonce, _wire(inter, p)), *opened[me + 1 :]]
-    columns = []
+        opened = [*opened[:me], (nonce, inter), *opened[me + 1 :]]
     for j, (commitment, (their_nonce, their)) in enumerate(zip(commits, opened, strict=True)):
-        data = their.tobytes() if hasattr(their, "tobytes") else repr(their.tolist()).encode()
-        if hashlib.sha256(their_nonce + data).digest() != commitment:
+        if _digest(their_nonce, their) != commitment:
             raise SummationIntegrityError(
                 f"party {me}: party {j} revealed intermediate results that do not match its "
                 "commitment (Sec. 4.3, commit-then-reveal): it changed them after seeing "
                 "the others'; the protocol stops."
             )
-        columns.append(_unwire(their, p))
-    results = np.concatenate(columns, axis=1)
+    results = np.concatenate([their for _, their in opened], axis=0)
+    del opened
     sums, problems = plan.interpolate(results, verify)
     if problems:
         raise SummationIntegrityError(
@@ -739,8 +828,9 @@ async def program(
     and ``y``), computes its local counts, and learns only the sums and the
     public tree. ``scales`` (one per level) turns on the DP variant: the party
     adds its share of discrete-Laplace noise to its counts before summation.
-    ``tamper={"party": i, "round": r, "kind": "result" | "reveal"}`` is the
-    testing hook of a malicious party i in round r (see :func:`shamir_sum`).
+    ``tamper={"party": i, "round": r, "kind": "result" | "reveal" | "stall"}`` is
+    the testing hook of a malicious party i in round r (see :func:`shamir_sum`;
+    ``"stall"`` hangs there).
     """
     import time
 
@@ -748,7 +838,8 @@ async def program(
     n, me = ctx.n_parties, ctx.pid
     with np.load(data) as f:
         codes, y = f["codes"].astype(np.int64), f["y"].astype(np.int64)
-    rng = np.random.Generator(np.random.PCG64DXSM(secrets.randbits(256)))
+    rng = np.random.Generator(np.random.PCG64DXSM(secrets.randbits(256)))  # DP noise shares
+    sampler = FieldSampler(prime)  # the sharing polynomials' coefficients
     noisy = scales is not None
     grower = LevelGrower(sizes, n_classes, max_depth, marginals=not noisy, noisy=noisy)
     plan = None
@@ -768,8 +859,12 @@ async def program(
             bad = None
             if tamper and tamper["party"] == me and tamper.get("round", 0) == rounds:
                 bad = tamper.get("kind", "result")
+                if bad == "stall":  # a party that hangs (killed by the test)
+                    await asyncio.sleep(3600)
             if backend == "shamir":
-                total[a:b] = await shamir_sum(mpc, plan, vec[a:b], rng, verify=verify, tamper=bad)
+                total[a:b] = await shamir_sum(
+                    mpc, plan, vec[a:b], sampler, verify=verify, tamper=bad
+                )
             else:
                 total[a:b] = await mpyc_sum(mpc, vec[a:b], bit_length=bit_length)
             rounds += 1
