@@ -113,6 +113,30 @@ def test_sum_of_shares_is_share_of_sum():
     assert np.array_equal(proto.decode_centred(sums, p), vals.sum(axis=0))
 
 
+@pytest.mark.parametrize("verify", ["two", "all"])
+def test_a_consistent_shift_of_both_results_passes_every_check(verify):
+    """The weakness of Sec. 4.3: the paper says a lone cheater passes with probability
+    1/|domain|^(2n-2). A party that adds E(x) = c * prod over the other parties' points
+    of (x - x_k) to its two results (degree 2n - 2, zero at every other point) moves the
+    sum by E(0) and every subset agrees, whatever the others' results are."""
+    p, n = proto.DEFAULT_PRIME, 4
+    plan = proto.SharingPlan(n, proto.derive_points(b"shift", 2 * n, p), p)
+    sampler = proto.FieldSampler(p)
+    vals = np.random.default_rng(4).integers(0, 500, size=(n, 20))
+    inter = sum(plan.share(v, sampler).astype(np.int64) for v in vals) % p
+    cheater, delta = 2, 1000
+    e = plan.undetectable_shift(cheater, delta)
+    inter[2 * cheater : 2 * cheater + 2, 7] = (inter[2 * cheater : 2 * cheater + 2, 7] + e) % p
+    sums, problems = plan.interpolate(inter, verify)
+    assert problems == []  # no subset disagrees
+    expected = vals.sum(axis=0)
+    expected[7] += delta
+    assert np.array_equal(proto.decode_centred(sums, p), expected)
+    # a change of one of the two results alone is still caught
+    inter[2 * cheater, 3] = (inter[2 * cheater, 3] + 1) % p
+    assert plan.interpolate(inter, verify)[1]
+
+
 def test_is_prime_and_points():
     assert proto.is_prime(2**31 - 1) and proto.is_prime(2**61 - 1)
     assert not proto.is_prime(2**31 + 1) and not proto.is_prime(1)

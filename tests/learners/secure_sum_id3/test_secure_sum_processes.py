@@ -73,6 +73,25 @@ def test_tampering_party_is_detected(small, kind, match):
         assert any("party 1 revealed" in info.value.descriptions.get(i, "") for i in (0, 2))
 
 
+def test_a_consistent_shift_goes_undetected_over_processes(small):
+    """The paper's verification misses a cheater who shifts both of its results along
+    the error polynomial (see test_secure_sum_id3): the run ends normally, with a wrong
+    root total, even with verify="all"."""
+    schema, X, y = small
+    ref = SecureSumID3Classifier(schema=schema, max_depth=1, n_parties=3).fit(X, y)
+    est = SecureSumID3Classifier(
+        schema=schema, max_depth=1, backend="shamir", n_parties=3, verify="all"
+    )
+    # rounds: 0 the root's class totals, 1 its split counts, 2 the leaves' class totals
+    est._testing_tamper = {"party": 1, "round": 2, "kind": "shift"}
+    est.fit(X, y)  # no error: every subset agrees
+    got, want = np.asarray(est.tree_.value), np.asarray(ref.tree_.value)
+    assert list(est.tree_.feature) == list(ref.tree_.feature)
+    assert got[1, 0] == want[1, 0] + 1  # the first leaf's first class total
+    got[1, 0] -= 1
+    assert np.array_equal(got, want)
+
+
 def test_killed_party_is_named(small, monkeypatch):
     schema, X, y = small
 

@@ -126,6 +126,12 @@ class SecureSumID3Classifier(BaseTreeClassifier):
     from the OS; the DP noise shares come from numpy's PCG64DXSM seeded from
     the OS, not a CSPRNG.
 
+    Integrity: the Sec. 4.3 check detects a party that changes one of its two
+    intermediate results, but not one that shifts both along the error
+    polynomial of :meth:`~privet.learners.secure_sum_id3.protocol.SharingPlan.undetectable_shift`
+    (the paper's probability bound for a lone cheater does not hold); the
+    protocol is sound for honest-but-curious parties only.
+
     References
     ----------
     F. Emekci, O. D. Sahin, D. Agrawal, A. El Abbadi, "Privacy preserving

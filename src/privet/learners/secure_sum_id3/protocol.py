@@ -312,6 +312,26 @@ class SharingPlan:
             self._all = [self._subset(drop) for drop in range(2 * self.n)]
         return self._all
 
+    def undetectable_shift(self, party: int, delta: int) -> tuple[int, int]:
+        """What ``party`` adds to its two intermediate results to move the sum by ``delta``.
+
+        The gap in Sec. 4.3's verification: E(x) = c * prod_{k not party's} (x - x_k)
+        has degree 2n - 2 and is zero at every other party's points, so the
+        published values stay on one polynomial of degree 2n - 2 (S + E) and
+        every subset of 2n - 1 of them interpolates the same wrong sum
+        S(0) + E(0); c makes E(0) = ``delta``. It needs only the agreed points,
+        not the others' results, so commit-then-reveal does not stop it.
+        Used by the testing hook ``tamper="shift"`` and documented in
+        ``docs/secure_sum_id3.md``.
+        """
+        p = self.p
+        own = (2 * party, 2 * party + 1)
+        others = [x for k, x in enumerate(self.points) if k not in own]
+        at_zero = math.prod((-x) % p for x in others) % p
+        c = int(delta) * pow(at_zero, -1, p) % p
+        e0, e1 = (c * math.prod((self.points[k] - x) % p for x in others) % p for k in own)
+        return e0, e1
+
     def share(self, values: np.ndarray, sampler: FieldSampler) -> np.ndarray:
         """Alg. 1 (distribution phase) for every value at once: (L,) -> shares (2n, L)."""
         m, p = 2 * self.n, self.p
@@ -397,7 +417,9 @@ async def shamir_sum(
     phase: ``"result"`` adds 1 to its first intermediate result (before it
     commits), ``"reveal"`` reveals a result other than the one it committed to
     and then goes on with its true results, as a cheater would (it does not
-    report itself; the honest parties must catch it).
+    report itself; the honest parties must catch it), ``"shift"`` moves the
+    first sum by 1 along :meth:`SharingPlan.undetectable_shift`, which no
+    check catches.
     """
     n, me, p = plan.n, mpc.pid, plan.p
     shares = plan.share(values, sampler)
@@ -420,6 +442,9 @@ async def shamir_sum(
     inter = np.mod(inter, p).astype(storage_dtype(p))
     if tamper == "result" and inter.size:
         inter[0, 0] = (int(inter[0, 0]) + 1) % p
+    if tamper == "shift" and inter.size:  # moves the first sum by +1, unseen
+        for row, e in enumerate(plan.undetectable_shift(me, 1)):
+            inter[row, 0] = (int(inter[row, 0]) + e) % p
     nonce = secrets.token_bytes(16)
     commits = await mpc.transfer(_digest(nonce, inter))
     payload = inter
@@ -828,7 +853,7 @@ async def program(
     and ``y``), computes its local counts, and learns only the sums and the
     public tree. ``scales`` (one per level) turns on the DP variant: the party
     adds its share of discrete-Laplace noise to its counts before summation.
-    ``tamper={"party": i, "round": r, "kind": "result" | "reveal" | "stall"}`` is
+    ``tamper={"party": i, "round": r, "kind": "result" | "reveal" | "shift" | "stall"}`` is
     the testing hook of a malicious party i in round r (see :func:`shamir_sum`;
     ``"stall"`` hangs there).
     """
