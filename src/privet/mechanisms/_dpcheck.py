@@ -55,6 +55,25 @@ def epsilon_lower_bound(
     return max(0.0, math.log((lo - delta) / hi))
 
 
+def _bounds(
+    k_num: NDArray[np.int64],
+    n_num: int,
+    k_den: NDArray[np.int64],
+    n_den: int,
+    delta: float,
+    level: float,
+) -> NDArray[np.float64]:
+    """:func:`epsilon_lower_bound` for many events at once (log ratio; -inf when void)."""
+    a = 1 - level
+    lo = np.where(k_num > 0, stats.beta.ppf(a, np.maximum(k_num, 1), n_num - k_num + 1), 0.0)
+    hi = np.where(
+        k_den < n_den, stats.beta.ppf(1 - a, k_den + 1, np.maximum(n_den - k_den, 1)), 1.0
+    )
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = np.log((lo - delta) / hi)
+    return np.where((lo > delta) & (hi > 0), out, -np.inf)
+
+
 @dataclass(frozen=True)
 class DPCheck:
     """Outcome of :func:`check_dp`: ``epsilon_lower`` holds with probability >= ``confidence``."""
@@ -106,20 +125,19 @@ def check_dp(
         discrete = bool(np.all(xa == np.round(xa)) and np.all(xb == np.round(xb)))
     half = n // 2
     sel_a, ev_a, sel_b, ev_b = xa[:half], xa[half:], xb[:half], xb[half:]
-    best = (-math.inf, "", 0.0, True)
-    for kind, c in _events(np.concatenate([sel_a, sel_b]), discrete):
-        ka, kb = _hits(sel_a, kind, c), _hits(sel_b, kind, c)
-        for forward in (True, False):
-            num, den = (ka, kb) if forward else (kb, ka)
-            # Pessimistic plug-in (two standard deviations against the event on each
-            # side): rare tail events whose ratio won by chance lose to central ones.
-            score = math.log(max(num - 2.0 * math.sqrt(num), 0.0) + 1.0) - math.log(
-                den + 2.0 * math.sqrt(den) + 1.0
-            )
-            if score > best[0]:
-                best = (score, kind, c, forward)
-    _, kind, c, forward = best
     level = 1 - (1 - confidence) / 2  # two bounds, one selected direction
+    events = _events(np.concatenate([sel_a, sel_b]), discrete)
+    ka = np.array([_hits(sel_a, kind, c) for kind, c in events])
+    kb = np.array([_hits(sel_b, kind, c) for kind, c in events])
+    # Choose the event and direction whose bound, computed on the selection half
+    # at the evaluation's own level, is largest: a rare tail event whose ratio
+    # won by chance then loses to a central one with the same true ratio.
+    fwd = _bounds(ka, sel_a.size, kb, sel_b.size, delta, level)
+    bwd = _bounds(kb, sel_b.size, ka, sel_a.size, delta, level)
+    scores = np.concatenate([fwd, bwd])
+    i = int(np.argmax(scores))
+    kind, c = events[i % len(events)]
+    forward = i < len(events)
     ka, kb = _hits(ev_a, kind, c), _hits(ev_b, kind, c)
     m_a, m_b = ev_a.size, ev_b.size
     eps = (
