@@ -8,9 +8,11 @@ The bundled datasets (car, tennis) never need it.
 
 from __future__ import annotations
 
+import numpy as np
+import pandas as pd
 import pytest
 
-from privet.data import find_data_file, load_dataset
+from privet.data import Categorical, Schema, find_data_file, load_dataset
 from privet.errors import DataNotFoundError
 
 
@@ -66,3 +68,17 @@ def car():
 def tennis():
     """The bundled play-tennis dataset (loaded once per test module)."""
     return load_dataset("tennis")
+
+
+@pytest.fixture(scope="module")
+def toy():
+    """20 rows (X, y, schema): 'good' predicts the class, 'noise' is a permutation of it."""
+    rng = np.random.default_rng(1)
+    y = np.array(["p", "q"] * 10)
+    good = np.where(y == "p", "x", "y")
+    X = pd.DataFrame({"good": good, "noise": rng.permutation(good)})
+    schema = Schema(
+        [Categorical("good", ["x", "y"]), Categorical("noise", ["x", "y"])],
+        Categorical("c", ["p", "q"]),
+    )
+    return X, y, schema

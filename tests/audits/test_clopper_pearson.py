@@ -18,7 +18,7 @@ from privet.errors import InvalidParameterError
 
 # Level at which the simulation tests may fail by bad luck (seeds are fixed, so a
 # failure is reproducible; the level says how surprising it would be).
-TEST_LEVEL = 1e-3
+TEST_LEVEL = 1e-4
 
 
 def not_significantly_below(successes: int, trials: int, nominal: float) -> bool:

@@ -26,7 +26,7 @@ from privet.audits import (
 )
 from privet.errors import InvalidParameterError
 
-TEST_LEVEL = 1e-3  # chance that a statistical assertion fails by bad luck
+TEST_LEVEL = 1e-4  # chance that a statistical assertion fails by bad luck
 
 
 def at_most_rate(count: int, reps: int, rate: float) -> bool:

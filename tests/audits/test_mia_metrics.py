@@ -12,7 +12,7 @@ from privet.audits import implied_epsilon, mia_metrics, tpr_at_fpr
 from privet.audits.metrics import balanced_accuracy, membership_advantage, roc_auc
 from privet.errors import InvalidParameterError
 
-TEST_LEVEL = 1e-3
+TEST_LEVEL = 1e-4
 
 
 def test_perfect_attack():

@@ -12,7 +12,7 @@ from scipy import stats
 from privet.audits import one_run_audit, one_run_epsilon_lower_bound, one_run_p_value
 from privet.errors import InvalidParameterError
 
-TEST_LEVEL = 1e-3
+TEST_LEVEL = 1e-4
 
 
 def at_most_rate(count: int, reps: int, rate: float) -> bool:

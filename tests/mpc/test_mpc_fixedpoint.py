@@ -10,7 +10,7 @@ from scipy import stats
 from privet.errors import InvalidParameterError
 from privet.mpc import fixedpoint as fx
 
-ALPHA = 1e-3  # significance level of every statistical test in this file
+ALPHA = 1e-4  # significance level of every statistical test in this file
 
 
 def quantise(x: np.ndarray, f: int) -> np.ndarray:

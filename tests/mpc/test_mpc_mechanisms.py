@@ -23,7 +23,7 @@ from privet.mpc import (
     secfxp_type,
 )
 
-ALPHA = 1e-3
+ALPHA = 1e-4
 
 
 @pytest.mark.parametrize("method", ["difference", "sign"])

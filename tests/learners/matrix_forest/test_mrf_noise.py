@@ -16,7 +16,7 @@ from privet.ledger import Guarantee, Ledger
 from privet.mechanisms.matrix import MatrixMechanism, expected_error
 from privet.testing import assert_dp
 
-ALPHA = 1e-3  # overall false-alarm rate of each statistical test below
+ALPHA = 1e-4  # overall false-alarm rate of each statistical test below
 
 
 @pytest.mark.slow

@@ -9,22 +9,11 @@ import numpy as np
 import pytest
 
 import privet.learners._protocols.host as host
-from privet.data import load_dataset
 from privet.errors import BudgetExceededError, InvalidParameterError, MPCError
 from privet.learners import ID3Classifier
 from privet.learners.mpc_id3 import MPCID3Classifier
 from privet.ledger import Guarantee, Ledger, NonPrivate
 from privet.mpc import MPCPartyError, spawn
-
-
-@pytest.fixture(scope="module")
-def tennis():
-    return load_dataset("tennis")
-
-
-@pytest.fixture(scope="module")
-def car():
-    return load_dataset("car")
 
 
 class Exploding:

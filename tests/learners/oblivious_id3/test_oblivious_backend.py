@@ -6,15 +6,9 @@ import math
 
 import pytest
 
-from privet.data import load_dataset
 from privet.errors import BudgetExceededError, MPCError
 from privet.learners import ObliviousID3Classifier
 from privet.ledger import Guarantee, Ledger
-
-
-@pytest.fixture(scope="module")
-def tennis():
-    return load_dataset("tennis")
 
 
 def test_sound_variant_in_protocol_is_charged_its_plan_and_predicts_obliviously(tennis):

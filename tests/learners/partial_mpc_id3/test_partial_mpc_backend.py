@@ -5,15 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from privet.data import load_dataset
 from privet.errors import MPCError
 from privet.learners import PartialMPCID3Classifier
 from privet.ledger import Guarantee, Ledger
-
-
-@pytest.fixture(scope="module")
-def tennis():
-    return load_dataset("tennis")
 
 
 def test_local_protocol_charges_the_plan(tennis):

@@ -19,11 +19,6 @@ from privet.ledger import Guarantee, Ledger
 
 
 @pytest.fixture(scope="module")
-def tennis():
-    return load_dataset("tennis")
-
-
-@pytest.fixture(scope="module")
 def car_sample():
     ds = load_dataset("car")
     codes, y = ds.codes()
