@@ -54,25 +54,13 @@ def _plain(x: Any) -> Any:
     return x
 
 
-def record() -> dict[str, Any]:
-    from privet.data import load_dataset
-    from privet.learners import (
-        MPCID3Classifier,
-        ObliviousID3Classifier,
-        PartialMPCID3Classifier,
-    )
+def tree_runs(codes: Any, y: Any, sizes: Any, u: int, **kw: Any) -> dict[str, Any]:
+    """MPC-ID3 (depth 3) and CDP+PMPC (depth 2, public testing noise): openings and nodes."""
     from privet.learners._protocols.testing import allow_testing_noise
     from privet.learners.mpc_id3.host import run_mpc_id3
-    from privet.learners.oblivious_id3.host import run_oblivious_id3
     from privet.learners.partial_mpc_id3.host import run_partial_mpc_id3
-    from privet.ledger import Guarantee, Ledger
 
-    ds = load_dataset("tennis")
-    codes, y = ds.codes()
-    sizes, u = ds.schema.domain_sizes, ds.schema.n_classes
-    kw = {"backend": "mpc", "parties": 3, "timeout": 120.0}
     out: dict[str, Any] = {}
-
     run = run_mpc_id3(codes, y, sizes, u, depth=3, **kw)
     out["mpc_id3"] = {"reveals": _plain(list(run.reveals)), "nodes": _plain(run.nodes)}
     with allow_testing_noise():
@@ -88,7 +76,29 @@ def record() -> dict[str, Any]:
             _testing_noise=SEED,
             **kw,
         )
-        out["partial_mpc_id3"] = {"reveals": _plain(list(run.reveals)), "nodes": _plain(run.nodes)}
+    out["partial_mpc_id3"] = {"reveals": _plain(list(run.reveals)), "nodes": _plain(run.nodes)}
+    return out
+
+
+def record() -> dict[str, Any]:
+    from privet.data import load_dataset
+    from privet.learners import (
+        MPCID3Classifier,
+        ObliviousID3Classifier,
+        PartialMPCID3Classifier,
+    )
+    from privet.learners._protocols.testing import allow_testing_noise
+    from privet.learners.oblivious_id3.host import run_oblivious_id3
+    from privet.ledger import Guarantee, Ledger
+
+    ds = load_dataset("tennis")
+    codes, y = ds.codes()
+    sizes, u = ds.schema.domain_sizes, ds.schema.n_classes
+    kw = {"backend": "mpc", "parties": 3, "timeout": 120.0}
+    out: dict[str, Any] = {}
+
+    out.update(tree_runs(codes, y, sizes, u, **kw))
+    with allow_testing_noise():
         model = run_oblivious_id3(
             codes,
             y,

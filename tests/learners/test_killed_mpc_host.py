@@ -11,7 +11,6 @@ full cost, never at what the host had charged before it died.
 
 from __future__ import annotations
 
-import os
 import signal
 import sqlite3
 import subprocess
@@ -21,6 +20,7 @@ import time
 
 import pytest
 
+from _processes import alive
 from privet.ledger import Guarantee, Ledger
 
 pytestmark = pytest.mark.mpc
@@ -51,18 +51,6 @@ def _parties_of(pid: int) -> list[int]:
         for line in out.splitlines()[1:]
         if "privet.mpc.party" in line and line.split()[1] == str(pid)
     ]
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    try:  # a zombie (exited, not yet reaped by init) is not running
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().split()[2] != "Z"
-    except FileNotFoundError:
-        return False
 
 
 def test_sigkill_of_an_mpc_fits_host_stops_its_parties_and_charges_the_plan(tmp_path):
@@ -99,9 +87,9 @@ def test_sigkill_of_an_mpc_fits_host_stops_its_parties_and_charges_the_plan(tmp_
         host.kill()
 
     deadline = time.monotonic() + 90  # the parties notice their host is gone
-    while any(_alive(p) for p in parties) and time.monotonic() < deadline:
+    while any(alive(p) for p in parties) and time.monotonic() < deadline:
         time.sleep(0.2)
-    assert not any(_alive(p) for p in parties), "party processes outlived their host"
+    assert not any(alive(p) for p in parties), "party processes outlived their host"
 
     led = Ledger.open(path, dataset="car")
     before = led.spent().epsilon

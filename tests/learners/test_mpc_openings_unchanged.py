@@ -65,35 +65,16 @@ def test_openings_values_and_charges_match_the_record_made_before_the_scaling_wo
 
 def test_owner_tables_open_the_same_values_as_the_shared_rows():
     """MPC-ID3 and CDP+PMPC with owner_tables=True open what the record holds."""
-    from mpc_openings_record import SEED, _plain
+    from mpc_openings_record import tree_runs
 
     from privet.data import load_dataset
-    from privet.learners._protocols.testing import allow_testing_noise
-    from privet.learners.mpc_id3.host import run_mpc_id3
-    from privet.learners.partial_mpc_id3.host import run_partial_mpc_id3
 
     before = json.loads((HERE / "data" / "mpc_openings_tennis.json").read_text())
     ds = load_dataset("tennis")
     codes, y = ds.codes()
-    sizes, u = ds.schema.domain_sizes, ds.schema.n_classes
     kw = {"backend": "mpc", "parties": 3, "timeout": 120.0, "owner_tables": True}
-    run = run_mpc_id3(codes, y, sizes, u, depth=3, **kw)
-    now = json.loads(json.dumps({"reveals": _plain(list(run.reveals)), "nodes": _plain(run.nodes)}))
-    assert now["reveals"] == before["mpc_id3"]["reveals"]
-    assert now["nodes"] == before["mpc_id3"]["nodes"]
-    with allow_testing_noise():
-        run = run_partial_mpc_id3(
-            codes,
-            y,
-            sizes,
-            u,
-            depth=2,
-            epsilon=0.5,
-            mpc_noise="discrete",
-            bit_length=32,
-            _testing_noise=SEED,
-            **kw,
-        )
-    now = json.loads(json.dumps({"reveals": _plain(list(run.reveals)), "nodes": _plain(run.nodes)}))
-    assert now["reveals"] == before["partial_mpc_id3"]["reveals"]
-    assert now["nodes"] == before["partial_mpc_id3"]["nodes"]
+    runs = tree_runs(codes, y, ds.schema.domain_sizes, ds.schema.n_classes, **kw)
+    now = json.loads(json.dumps(runs, sort_keys=True))
+    for system in ("mpc_id3", "partial_mpc_id3"):
+        assert now[system]["reveals"] == before[system]["reveals"], system
+        assert now[system]["nodes"] == before[system]["nodes"], system

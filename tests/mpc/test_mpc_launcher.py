@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from _mpc_helpers import program
 
+from _processes import alive
 from privet.errors import InvalidParameterError, MPCError
 from privet.mpc import MPCPartyError, free_ports, launch, load_target, run_local, spawn
 
@@ -147,20 +148,6 @@ time.sleep(600)
 """
 
 
-def _alive(pid: int) -> bool:
-    import os
-
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    try:  # a zombie (exited, not yet reaped by init) counts as gone
-        with open(f"/proc/{pid}/stat") as fh:
-            return fh.read().split()[2] != "Z"
-    except OSError:
-        return False
-
-
 @pytest.mark.mpc
 def test_parties_stop_when_their_host_is_killed(tmp_path):
     """Issue 11, item 2: with the host SIGKILLed, the parties used to finish the protocol
@@ -184,13 +171,13 @@ def test_parties_stop_when_their_host_is_killed(tmp_path):
         while len(list(tmp_path.glob("started.*"))) < 3 and time.monotonic() < deadline:
             time.sleep(0.2)
         assert len(list(tmp_path.glob("started.*"))) == 3, "the parties never got going"
-        assert all(_alive(p) for p in pids)
+        assert all(alive(p) for p in pids)
         os.kill(host.pid, signal.SIGKILL)
         host.wait()
         deadline = time.monotonic() + 30
-        while any(_alive(p) for p in pids) and time.monotonic() < deadline:
+        while any(alive(p) for p in pids) and time.monotonic() < deadline:
             time.sleep(0.2)
-        assert not any(_alive(p) for p in pids), "parties kept running without their host"
+        assert not any(alive(p) for p in pids), "parties kept running without their host"
     finally:
         host.kill()
         for p in pids if "pids" in locals() else []:

@@ -9,11 +9,12 @@ import numpy as np
 import pytest
 
 import privet.learners._protocols.host as host
+from _processes import launch_killing
 from privet.errors import BudgetExceededError, InvalidParameterError, MPCError
 from privet.learners import ID3Classifier
 from privet.learners.mpc_id3 import MPCID3Classifier
 from privet.ledger import Guarantee, Ledger, NonPrivate
-from privet.mpc import MPCPartyError, spawn
+from privet.mpc import MPCPartyError
 
 
 class Exploding:
@@ -89,19 +90,7 @@ def test_three_parties_equal_id3_and_report_traffic(tennis):
 def test_a_killed_party_makes_fit_fail_cleanly(car, monkeypatch):
     """Party 1 is killed once all parties are connected: fit raises MPCError, charges nothing."""
 
-    def launch_and_kill(target, args, **kwargs):
-        kwargs.pop("run_timeout", None)
-        with spawn(target, args, **kwargs) as group:
-            log = group.workdir / "party1.log"
-            deadline = time.monotonic() + 60
-            while time.monotonic() < deadline:
-                if log.exists() and "connected" in log.read_text(errors="replace"):
-                    break
-                time.sleep(0.05)
-            group.kill(1)
-            return group.wait(run_timeout=60)
-
-    monkeypatch.setattr(host, "launch", launch_and_kill)
+    monkeypatch.setattr(host, "launch", launch_killing(1))
     led = Ledger(budget=Guarantee.unbounded())
     m = MPCID3Classifier(max_depth=6, schema=car.schema, backend="mpc", ledger=led, timeout=20)
     started = time.monotonic()

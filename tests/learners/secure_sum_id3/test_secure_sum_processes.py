@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 import pytest
 
+from _processes import launch_killing
 from privet.data import load_dataset
 from privet.learners import ID3Classifier, SecureSumID3Classifier
 from privet.ledger import Guarantee, Ledger
-from privet.mpc import MPCPartyError, spawn
+from privet.mpc import MPCPartyError
 
 pytestmark = pytest.mark.mpc
 
@@ -95,18 +94,7 @@ def test_a_consistent_shift_goes_undetected_over_processes(small):
 def test_killed_party_is_named(small, monkeypatch):
     schema, X, y = small
 
-    def launch_and_kill(target, args, **kwargs):
-        with spawn(target, args, **kwargs) as group:
-            log = group.workdir / "party1.log"
-            deadline = time.monotonic() + 60
-            while time.monotonic() < deadline:
-                if log.exists() and "connected" in log.read_text(errors="replace"):
-                    break
-                time.sleep(0.05)
-            group.kill(1)
-            return group.wait()
-
-    monkeypatch.setattr("privet.mpc.launch", launch_and_kill)
+    monkeypatch.setattr("privet.mpc.launch", launch_killing(1))
     led = Ledger(budget=Guarantee.unbounded())
     est = SecureSumID3Classifier(schema=schema, backend="shamir", ledger=led, timeout=20)
     est._testing_tamper = {"party": 1, "round": 1, "kind": "stall"}  # so the run cannot end first
