@@ -78,6 +78,7 @@ from privet.mechanisms.bitwise_geometric import (
 )
 from privet.mpc import fixedpoint as fx
 from privet.mpc._runtime import get_runtime
+from privet.mpc.mechanisms import _check_noise_fits, _check_positive
 from privet.mpc.sharing import reveal, to_fixed_point
 
 mpc = get_runtime()
@@ -136,17 +137,8 @@ def _geometric(sectype: type, shape: tuple[int, ...], coins: GeometricCoins) -> 
 
 
 def _check_common(owner: str, epsilon: Any, sensitivity: Any, security_bits: Any) -> None:
-    for name, value in (("epsilon", epsilon), ("sensitivity", sensitivity)):
-        if (
-            isinstance(value, bool)
-            or not isinstance(value, int | float)
-            or not math.isfinite(value)
-            or value <= 0
-        ):
-            raise InvalidParameterError(
-                f"The {name!r} parameter of {owner} must be a float in the range (0, inf). "
-                f"Got {value!r} instead."
-            )
+    _check_positive(owner, "epsilon", epsilon)
+    _check_positive(owner, "sensitivity", sensitivity)
     if isinstance(security_bits, bool) or not isinstance(security_bits, int):
         raise InvalidParameterError(
             f"The 'security_bits' parameter of {owner} must be an int in [8, 80]. "
@@ -210,14 +202,8 @@ class SecureDiscreteLaplace:
                 f"The 'sensitivity' parameter of {owner} must be a whole number (integer "
                 f"counts move by whole units); got {self.sensitivity!r}."
             )
-        sectype = self.sectype
-        limit = 2.0 ** (sectype.bit_length - sectype.frac_length - 1)
-        if self.noise_bound >= limit / 2:
-            raise InvalidParameterError(
-                f"{owner} noise at scale {self.scale:.4g} can reach {self.noise_bound} but "
-                f"{sectype.__name__} holds values below {limit:g}, and the counts must fit "
-                "too; use a larger bit_length (seed 000 uses 50 for Adult) or a larger epsilon."
-            )
+        what = f"{owner} noise at scale {self.scale:.4g}"
+        _check_noise_fits(self.sectype, self.noise_bound, what, "a larger epsilon")
 
     @property
     def scale(self) -> float:

@@ -57,6 +57,17 @@ PAPER_CLIP_THRESHOLD = -5.0
 _LAPLACE_METHODS = ("difference", "sign")
 
 
+def _check_noise_fits(sectype: type, noise_bound: float, what: str, advice: str) -> None:
+    """Refuse noise that could overflow ``sectype`` once added to the counts."""
+    limit = 2.0 ** (sectype.bit_length - sectype.frac_length - 1)
+    if noise_bound >= limit / 2:
+        raise InvalidParameterError(
+            f"{what} can reach {noise_bound:.6g} but {sectype.__name__} holds values below "
+            f"{limit:g}, and the counts must fit too; use a larger bit_length (seed 000 uses "
+            f"50 for Adult) or {advice}."
+        )
+
+
 def _check_positive(owner: str, name: str, value: Any) -> float:
     if (
         isinstance(value, bool)
@@ -165,13 +176,7 @@ class SecureLaplace:
                 f"The 'exponent_bits' parameter of SecureLaplace must be an int in [1, 64]. "
                 f"Got {self.exponent_bits!r} instead."
             )
-        limit = 2.0 ** (sectype.bit_length - sectype.frac_length - 1)
-        if self.noise_bound >= limit / 2:
-            raise InvalidParameterError(
-                f"SecureLaplace noise can reach {self.noise_bound:.4g} but {sectype.__name__} "
-                f"holds values below {limit:g}, and the counts must fit too; use a larger "
-                "bit_length (seed 000 uses 50 for Adult) or fewer exponent_bits."
-            )
+        _check_noise_fits(sectype, self.noise_bound, "SecureLaplace noise", "fewer exponent_bits")
 
     @property
     def scale(self) -> float:
