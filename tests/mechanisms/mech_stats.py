@@ -2,8 +2,8 @@
 
 Every statistical assertion is made at a stated confidence, not against a fixed
 seed (OpenDP's samplers cannot be seeded): each test fails by chance with
-probability at most ALPHA (1e-4), so the whole folder (about 80 such
-assertions) fails by chance with probability below 1%.
+probability at most ALPHA (1e-5), so the whole folder (about 80 such
+assertions) fails by chance with probability below 0.1%.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import math
 import numpy as np
 from scipy import stats
 
-ALPHA = 1e-4
+ALPHA = 1e-5
 """Per-assertion false-failure probability of the statistical tests."""
 
 CONFIDENCE = 1 - ALPHA

@@ -14,7 +14,7 @@ from privet.mechanisms import (
     make_report_noisy_max,
 )
 
-ALPHA = 1e-4  # failure probability of the statistical test
+ALPHA = 1e-5  # failure probability of the statistical test
 
 
 def test_selection_frequencies_match_the_exact_probabilities():
