@@ -144,7 +144,10 @@ def test_accuracy_approaches_non_private_tree_at_large_epsilon(car):
 
     The non-private tree's training accuracy is a public reference number; with
     eps/(h+1)=5 per level the split and leaf noise is small relative to counts of
-    hundreds, so we require a mean over 8 fits within 0.05 of it.
+    hundreds, so we require a mean over 40 fits within 0.05 of it. A single
+    fit varies (400 fits: mean 0.784, sd 0.039, a tail down to 0.70), so the
+    mean of 40 has sd about 0.006 and the threshold sits about 7 sd below it
+    (false failure below 1e-10 under a normal approximation).
     """
     base = ID3Classifier(max_depth=3, schema=car.schema).fit(car.X, car.y)
     acc_base = np.mean(base.predict(car.X) == car.y.to_numpy())
@@ -155,7 +158,7 @@ def test_accuracy_approaches_non_private_tree_at_large_epsilon(car):
             .predict(car.X)
             == car.y.to_numpy()
         )
-        for _ in range(8)
+        for _ in range(40)
     ]
     assert np.mean(accs) > acc_base - 0.05
 
