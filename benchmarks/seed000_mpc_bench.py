@@ -72,6 +72,7 @@ from typing import Any
 import numpy as np
 
 from privet.data import load_dataset
+from privet.learners._protocols.numbers import SecureNumbers
 from privet.learners.mpc_id3.host import run_mpc_id3
 from privet.learners.oblivious_id3.host import run_oblivious_id3, run_oblivious_predict
 from privet.learners.partial_mpc_id3.host import run_partial_mpc_id3
@@ -168,7 +169,7 @@ def run_config(cfg: Config, data: dict[str, Any], timeout: float, run_timeout: f
                 depth=h,
                 epsilon=EPSILON / (h + 1),
                 leaf=leaf,
-                mpc_noise=noise,
+                numbers=SecureNumbers(mpc_noise=noise),
                 **kw,
             )
         tree = run.tree(sizes, u)
@@ -211,7 +212,7 @@ def run_config(cfg: Config, data: dict[str, Any], timeout: float, run_timeout: f
             leaf_epsilon=0.75 * EPSILON,
         )
     if cfg.protocol == "odp_sound_discrete":
-        params["mpc_noise"] = "discrete"
+        params["numbers"] = SecureNumbers(mpc_noise="discrete")
     model = run_oblivious_id3(Xtr, ytr, sizes, u, **params, **kw)
     w = schema.max_domain_size
     nodes = sum(w**level for level in range(h + 1))

@@ -57,12 +57,15 @@ import numpy as np
 
 from privet.data import load_dataset
 from privet.learners._protocols.host import _tree_run, run_program
+from privet.learners._protocols.numbers import SecureNumbers
 from privet.learners._protocols.programs import choose_bit_length
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
 WRAPPER = f"{HERE / 'mpc_scale_party.py'}:profiled"
 EPSILON = 1.0
+#: The sound samplers (exact discrete noise on shares); the bit length is sized per run.
+DISCRETE = SecureNumbers(mpc_noise="discrete")
 ROWS = (1000, 4000, 16000, 32561)
 DEPTHS = (3, 4, 5, 6)
 FIELDS = (
@@ -92,20 +95,19 @@ def program_args(system: str, n: int, depth: int, variant: str) -> tuple[str, di
     elif system == "pmpc":
         eps = EPSILON / (depth + 1)
         bits = choose_bit_length(
-            n, split_epsilon=eps, leaf_epsilon=eps, leaf="laplace", mpc_noise="discrete"
+            n, DISCRETE, split_epsilon=eps, leaf_epsilon=eps, leaf="laplace"
         )
         args = {"sizes": sizes, "n_classes": u, "depth": depth, "epsilon": eps,
-                "leaf": "laplace", "bit_length": bits, "mpc_noise": "discrete"}  # fmt: skip
+                "leaf": "laplace", **DISCRETE.replace(bit_length=bits).args()}  # fmt: skip
         target = "privet.learners.partial_mpc_id3.program:train_partial_mpc_id3"
     else:
         se, le = 0.25 * EPSILON / depth, 0.75 * EPSILON
         bits = choose_bit_length(
-            n, split_epsilon=se, leaf_epsilon=le, leaf="laplace", oblivious=True,
-            mpc_noise="discrete",
+            n, DISCRETE, split_epsilon=se, leaf_epsilon=le, leaf="laplace", oblivious=True
         )  # fmt: skip
         args = {"sizes": sizes, "n_classes": u, "depth": depth, "split": "exponential",
-                "split_epsilon": se, "leaf_epsilon": le, "bit_length": bits,
-                "mpc_noise": "discrete"}  # fmt: skip
+                "split_epsilon": se, "leaf_epsilon": le,
+                **DISCRETE.replace(bit_length=bits).args()}  # fmt: skip
         target = "privet.learners.oblivious_id3.program:train_oblivious_id3"
     if variant == "owners":
         args["owner_tables"] = True
@@ -184,12 +186,11 @@ def run_predict(n_queries: int, depth: int, train_rows: int) -> dict[str, Any]:
     sizes, u = ds.schema.domain_sizes, ds.schema.n_classes
     se, le = 0.25 * EPSILON / depth, 0.75 * EPSILON
     bits = choose_bit_length(
-        train_rows, split_epsilon=se, leaf_epsilon=le, leaf="laplace", oblivious=True,
-        mpc_noise="discrete",
+        train_rows, DISCRETE, split_epsilon=se, leaf_epsilon=le, leaf="laplace", oblivious=True
     )  # fmt: skip
     model = run_oblivious_id3(
         codes, y, sizes, u, depth=depth, split="exponential", split_epsilon=se, leaf_epsilon=le,
-        bit_length=bits, mpc_noise="discrete", timeout=600.0, run_timeout=3600.0,
+        numbers=DISCRETE.replace(bit_length=bits), timeout=600.0, run_timeout=3600.0,
     )  # fmt: skip
     before = loadavg()
     t0 = time.perf_counter()

@@ -56,6 +56,7 @@ def _plain(x: Any) -> Any:
 
 def tree_runs(codes: Any, y: Any, sizes: Any, u: int, **kw: Any) -> dict[str, Any]:
     """MPC-ID3 (depth 3) and CDP+PMPC (depth 2, public testing noise): openings and nodes."""
+    from privet.learners._protocols.numbers import SecureNumbers
     from privet.learners._protocols.testing import allow_testing_noise
     from privet.learners.mpc_id3.host import run_mpc_id3
     from privet.learners.partial_mpc_id3.host import run_partial_mpc_id3
@@ -71,8 +72,7 @@ def tree_runs(codes: Any, y: Any, sizes: Any, u: int, **kw: Any) -> dict[str, An
             u,
             depth=2,
             epsilon=0.5,
-            mpc_noise="discrete",
-            bit_length=32,
+            numbers=SecureNumbers(mpc_noise="discrete", bit_length=32),
             _testing_noise=SEED,
             **kw,
         )
@@ -87,6 +87,7 @@ def record() -> dict[str, Any]:
         ObliviousID3Classifier,
         PartialMPCID3Classifier,
     )
+    from privet.learners._protocols.numbers import SecureNumbers
     from privet.learners._protocols.testing import allow_testing_noise
     from privet.learners.oblivious_id3.host import run_oblivious_id3
     from privet.ledger import Guarantee, Ledger
@@ -108,8 +109,7 @@ def record() -> dict[str, Any]:
             split="exponential",
             split_epsilon=0.25,
             leaf_epsilon=0.75,
-            mpc_noise="discrete",
-            bit_length=32,
+            numbers=SecureNumbers(mpc_noise="discrete", bit_length=32),
             _testing_noise=SEED,
             **kw,
         )

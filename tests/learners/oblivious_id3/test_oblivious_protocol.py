@@ -7,6 +7,7 @@ import pytest
 
 from privet.data import load_dataset, one_hot
 from privet.errors import InvalidParameterError
+from privet.learners._protocols.numbers import SecureNumbers
 from privet.learners._protocols.testing import allow_testing_noise, compare_secret_tree, robust_seed
 from privet.learners._trees.tree import oblivious_predict
 from privet.learners.oblivious_id3 import ObliviousID3Classifier
@@ -42,7 +43,7 @@ def params(split, leaf, depth=2, mpc_noise="fixed_point"):
         "split_epsilon": 0.25 / max(depth, 1),
         "leaf_epsilon": 0.75,
         "leaf": leaf,
-        "mpc_noise": mpc_noise,
+        "numbers": SecureNumbers(mpc_noise=mpc_noise),
     }
 
 
@@ -82,7 +83,7 @@ def test_exponential_splits_never_reuse_an_attribute_on_a_path(mpc_noise):
         split_epsilon=0.01,
         leaf_epsilon=1.0,
         backend="local",
-        mpc_noise=mpc_noise,
+        numbers=SecureNumbers(mpc_noise=mpc_noise),
     )
     ind = model.reconstruct()["indicators"]
     w = 3
@@ -160,8 +161,10 @@ def test_charging_a_run_costs_what_the_learner_planned(split, noise, relation):
         split_epsilon=eps_split,
         leaf_epsilon=eps_leaf,
         backend="local",
-        mpc_noise=accounting.mpc_noise,
-        laplace_sensitivity=1.0 if relation == "add_remove" else 2.0,
+        numbers=SecureNumbers(
+            mpc_noise=accounting.mpc_noise,
+            laplace_sensitivity=1.0 if relation == "add_remove" else 2.0,
+        ),
     )
     led = Ledger(budget=budget, relation=relation)
     plan = learner.privacy_plan(ds.schema)

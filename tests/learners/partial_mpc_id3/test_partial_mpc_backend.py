@@ -165,15 +165,17 @@ def test_ctrl_c_during_the_replay_still_charges_every_opening(tennis, monkeypatc
 def test_the_host_sizes_the_secure_integers_before_launch():
     """Issue 11, item 3: a fixed 32-bit length made Adult-sized runs fail inside the
     parties ("use a larger bit_length", no such parameter) after epsilon was charged."""
+    from privet.learners._protocols.numbers import SecureNumbers
     from privet.learners._protocols.programs import check_run_sizes, choose_bit_length
 
-    run = {"split_epsilon": 0.5, "leaf_epsilon": 0.5, "mpc_noise": "discrete"}
+    run = {"split_epsilon": 0.5, "leaf_epsilon": 0.5}
+    discrete = SecureNumbers(mpc_noise="discrete")
     with pytest.raises(Exception, match="noisy-max keys"):
-        check_run_sizes(32_561, bit_length=32, **run)
-    bits = choose_bit_length(32_561, **run)
+        check_run_sizes(32_561, discrete.replace(bit_length=32), **run)
+    bits = choose_bit_length(32_561, discrete, **run)
     assert bits > 32
-    check_run_sizes(32_561, bit_length=bits, **run)  # fits
-    assert choose_bit_length(14, **run) == 32  # small data keeps the fast length
+    check_run_sizes(32_561, discrete.replace(bit_length=bits), **run)  # fits
+    assert choose_bit_length(14, discrete, **run) == 32  # small data keeps the fast length
 
 
 def test_a_run_that_cannot_fit_is_refused_before_launch_and_charges_nothing(tennis, monkeypatch):

@@ -8,6 +8,7 @@ import pytest
 from privet.data import load_dataset
 from privet.errors import InvalidParameterError
 from privet.learners._protocols.noise import FixedNoiseRefused
+from privet.learners._protocols.numbers import SecureNumbers
 from privet.learners._protocols.testing import allow_testing_noise, compare_trees, robust_seed
 from privet.learners._trees.scores import contingency, max_operator
 from privet.learners.partial_mpc_id3 import PartialMPCID3Classifier
@@ -39,7 +40,7 @@ def agree(
                 epsilon=epsilon,
                 leaf=leaf,
                 seed=s,
-                mpc_noise=mpc_noise,
+                numbers=SecureNumbers(mpc_noise=mpc_noise),
             ),
             start=start,
         )
@@ -52,7 +53,7 @@ def agree(
             epsilon=epsilon,
             leaf=leaf,
             backend=backend,
-            mpc_noise=mpc_noise,
+            numbers=SecureNumbers(mpc_noise=mpc_noise),
             _testing_noise=seed,
         )
     return run, ref, seed
@@ -85,7 +86,7 @@ def test_the_agreement_check_notices_different_noise(tennis, mpc_noise):
             epsilon=0.3,
             leaf="laplace",
             seed=seed + 1,
-            mpc_noise=mpc_noise,
+            numbers=SecureNumbers(mpc_noise=mpc_noise),
         )
     assert compare_trees(run.tree(tennis.schema.domain_sizes, 2), other) != []
 
@@ -135,7 +136,7 @@ def test_replay_charges_the_plan_and_rebuilds_the_opened_tree(tennis, noise):
         depth=2,
         epsilon=eps,
         backend="local",
-        mpc_noise=accounting.mpc_noise,
+        numbers=SecureNumbers(mpc_noise=accounting.mpc_noise),
     )
     led = Ledger(budget=Guarantee.unbounded() if noise == "paper" else Guarantee(0.9, 1e-9))
     plan = learner.privacy_plan(tennis.schema)
@@ -211,7 +212,8 @@ def test_three_parties_agree_with_the_reference_on_a_car_subsample(car_sample):
 def test_a_secret_poisson_subsample_drawn_inside_mpc_removes_unsampled_records(tennis):
     """sample_rate: records enter the counts only through secret coins (App. D.1 forests)."""
     codes, y = tennis.codes()
-    kw = {"depth": 1, "epsilon": 500.0, "backend": "local", "mpc_noise": "discrete"}
+    kw = {"depth": 1, "epsilon": 500.0, "backend": "local"}
+    kw["numbers"] = SecureNumbers(mpc_noise="discrete")
     # at epsilon = 500 the discrete noise is 0 with probability 1 - 2e-3 per count
     none = run_partial_mpc_id3(codes, y, (3, 3, 2, 2), 2, sample_rate=1e-9, **kw)
     every = run_partial_mpc_id3(codes, y, (3, 3, 2, 2), 2, sample_rate=1.0, **kw)

@@ -38,8 +38,10 @@ from privet.learners._protocols.common import (
     split_penalty,
 )
 from privet.learners._protocols.host import OWNER_DIR_PREFIX
-from privet.mpc.discrete import SecureDiscreteLaplace, SecureReportNoisyMax, secure_bernoulli
-from privet.mpc.mechanisms import SecureExponentialMechanism, SecureLaplace
+from privet.learners._protocols.numbers import SecureNumbers
+from privet.learners._trees.accounting import NoiseAccounting, laplace_sensitivity
+from privet.ledger import NeighbouringRelation
+from privet.mpc.discrete import secure_bernoulli
 from privet.mpc.party import PartyContext
 from privet.mpc.sharing import add_reveal_hook, share_horizontal
 
@@ -175,75 +177,19 @@ class RevealLog:
         return self.events
 
 
-MPC_NOISES = ("fixed_point", "discrete")
-
-
-def _mechanisms(
-    leaf: str,
-    split_epsilon: float | None,
-    leaf_epsilon: float,
-    bit_length: int,
-    frac_length: int | None,
-    clip_threshold: float | None,
-    laplace_method: str,
-    laplace_sensitivity: float = 1.0,
-    mpc_noise: str = "fixed_point",
-    security_bits: int = 40,
-) -> tuple[Any, Any]:
-    """The split and leaf mechanisms of a run.
-
-    ``mpc_noise="fixed_point"``: the paper's Algorithms 12-13 (no proven DP);
-    ``"discrete"``: exact discrete Laplace and report-noisy-max
-    (:mod:`privet.mpc.discrete`), which replace Laplace and the exponential
-    mechanism with a proven (epsilon, delta).
-    """
-    if mpc_noise not in MPC_NOISES:
-        raise InvalidParameterError(f"mpc_noise must be one of {MPC_NOISES}, got {mpc_noise!r}.")
-    types = {"bit_length": bit_length, "frac_length": frac_length}
-    if mpc_noise == "discrete":
-        select = {**types, "security_bits": security_bits}
-
-        def selection(eps: float) -> Any:
-            return SecureReportNoisyMax(epsilon=eps, **select)
-
-        def laplace(eps: float) -> Any:
-            return SecureDiscreteLaplace(
-                epsilon=eps, sensitivity=round(laplace_sensitivity), **select
-            )
-    else:
-
-        def selection(eps: float) -> Any:
-            return SecureExponentialMechanism(epsilon=eps, clip_threshold=clip_threshold, **types)
-
-        def laplace(eps: float) -> Any:
-            return SecureLaplace(
-                epsilon=eps, sensitivity=laplace_sensitivity, method=laplace_method, **types
-            )
-
-    split = None if split_epsilon is None else selection(split_epsilon)
-    leaf_mech = laplace(leaf_epsilon) if leaf == "laplace" else selection(leaf_epsilon)
-    return split, leaf_mech
-
-
 #: Secure-integer lengths tried, smallest first, when the host sizes a run.
 BIT_LENGTHS = (32, 40, 48, 56, 64, 80, 96, 128)
 
 
 def check_run_sizes(
     n_rows: int,
+    numbers: SecureNumbers | None = None,
     *,
     split_epsilon: float | None,
     leaf_epsilon: float,
     leaf: str = "laplace",
     oblivious: bool = False,
     n_attributes: int | None = None,
-    bit_length: int = 32,
-    frac_length: int | None = None,
-    clip_threshold: float | None = None,
-    laplace_method: str = "difference",
-    laplace_sensitivity: float = 1.0,
-    mpc_noise: str = "fixed_point",
-    security_bits: int = 40,
 ) -> None:
     """Every range check a tree run makes on its secure types, done from public sizes.
 
@@ -252,22 +198,12 @@ def check_run_sizes(
     before anything is opened (and so before anything is charged). Raises
     :class:`~privet.errors.InvalidParameterError` naming what overflows.
     """
-    split_mech, leaf_mech = _mechanisms(
-        leaf,
-        split_epsilon,
-        leaf_epsilon,
-        bit_length,
-        frac_length,
-        clip_threshold,
-        laplace_method,
-        laplace_sensitivity,
-        mpc_noise,
-        security_bits,
-    )
+    numbers = numbers if numbers is not None else SecureNumbers()
+    split_mech, leaf_mech = numbers.mechanisms(leaf, split_epsilon, leaf_epsilon)
     sectype = leaf_mech.sectype
     check_range("the class counts", n_rows + 1, sectype)
     bounds = [m.noise_bound for m in (split_mech, leaf_mech) if hasattr(m, "noise_bound")]
-    if mpc_noise == "discrete" and bounds:
+    if numbers.mpc_noise == "discrete" and bounds:
         check_range("the noisy-max keys", n_rows + 2 * max(bounds) + 2, sectype)
     if oblivious and split_mech is not None:
         split_penalty(split_mech, n_rows)
@@ -276,16 +212,18 @@ def check_run_sizes(
         check_range("the split keys (n + 1) * m + m", (n_rows + 1) * m + m, sectype)
 
 
-def choose_bit_length(n_rows: int, **run: Any) -> int:
+def choose_bit_length(n_rows: int, numbers: SecureNumbers | None = None, **run: Any) -> int:
     """The smallest of :data:`BIT_LENGTHS` for which :func:`check_run_sizes` passes.
 
-    Comparisons cost about one secret random bit per bit of length, so the
-    smallest length that holds the counts and the noise is the fastest run.
+    ``numbers``' own ``bit_length`` is ignored. Comparisons cost about one secret
+    random bit per bit of length, so the smallest length that holds the counts
+    and the noise is the fastest run.
     """
+    numbers = numbers if numbers is not None else SecureNumbers()
     last: InvalidParameterError | None = None
     for bits in BIT_LENGTHS:
         try:
-            check_run_sizes(n_rows, bit_length=bits, **run)
+            check_run_sizes(n_rows, numbers.replace(bit_length=bits), **run)
         except InvalidParameterError as exc:
             last = exc
             continue
@@ -295,3 +233,17 @@ def choose_bit_length(n_rows: int, **run: Any) -> int:
         f"split epsilon {run.get('split_epsilon')}, leaf epsilon {run.get('leaf_epsilon')}): "
         f"{last} Use a larger epsilon (the noise grows as 1/epsilon) or fewer levels."
     )
+
+
+def sized_numbers(
+    accounting: NoiseAccounting, relation: NeighbouringRelation, n_rows: int, **run: Any
+) -> SecureNumbers:
+    """A learner's run format: its accounting's samplers, the relation's leaf
+    sensitivity, and the smallest bit length that holds the run
+    (:func:`choose_bit_length`; raises before launch when none does)."""
+    numbers = SecureNumbers(
+        laplace_sensitivity=laplace_sensitivity(relation),
+        mpc_noise=accounting.mpc_noise,
+        security_bits=accounting.security_bits,
+    )
+    return numbers.replace(bit_length=choose_bit_length(n_rows, numbers, **run))

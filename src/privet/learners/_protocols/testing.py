@@ -44,13 +44,12 @@ import numpy as np
 
 from privet.errors import PrivetError
 from privet.learners._protocols.noise import ENV_ALLOW, ENV_VAR, FixedNoise
+from privet.learners._protocols.numbers import SecureNumbers
 from privet.learners._trees.accounting import (
     laplace_sensitivity,
 )
 from privet.learners._trees.tree import Tree
 from privet.ledger import Exponential, Guarantee, Laplace, Ledger, Scope
-from privet.mpc.discrete import SecureDiscreteLaplace, SecureReportNoisyMax
-from privet.mpc.mechanisms import SecureExponentialMechanism
 
 
 @contextlib.contextmanager
@@ -86,21 +85,9 @@ class _Hooked:
     n_classes: int
     caller: str
 
-    def _setup_hook(
-        self,
-        seed: int,
-        bit_length: int,
-        frac_length: int | None,
-        clip_threshold: float | None,
-        mpc_noise: str = "fixed_point",
-        security_bits: int = 40,
-    ) -> None:
+    def _setup_hook(self, seed: int, numbers: SecureNumbers | None) -> None:
         self.noise = FixedNoise(seed)
-        self.bit_length = bit_length
-        self.frac_length = frac_length
-        self.clip_threshold = clip_threshold
-        self.mpc_noise = mpc_noise
-        self.security_bits = security_bits
+        self.numbers = numbers if numbers is not None else SecureNumbers()
         self.margin = math.inf
         self._path: tuple[int, ...] = ()
         self._split_at: dict[tuple[int, ...], int] = {}
@@ -124,25 +111,14 @@ class _Hooked:
 
     # -- noisy steps ---------------------------------------------------------------
     def _choose(self, kind: str, path: tuple[int, ...], utilities: Any, epsilon: float) -> int:
-        if self.mpc_noise == "discrete":  # report-noisy-max: public integer noise, first max
-            rnm = SecureReportNoisyMax(
-                epsilon=epsilon,
-                bit_length=self.bit_length,
-                frac_length=self.frac_length,
-                security_bits=self.security_bits,
-            )
+        mech = self.numbers.selection(epsilon)
+        if self.numbers.mpc_noise == "discrete":  # report-noisy-max: public integer noise
             u = np.asarray(utilities, dtype=float)
             positions = self._noise_positions(kind, path, u.size)
             size = u.size if positions is None else self.n_attributes  # type: ignore[attr-defined]
-            z = self.noise.discrete_laplace_values(kind, path, size, rnm.scale, rnm.noise_bound)
+            z = self.noise.discrete_laplace_values(kind, path, size, mech.scale, mech.noise_bound)
             z = z if positions is None else z[positions]
-            return int(np.argmax(u + z))
-        mech = SecureExponentialMechanism(
-            epsilon=epsilon,
-            bit_length=self.bit_length,
-            frac_length=self.frac_length,
-            clip_threshold=self.clip_threshold,
-        )
+            return int(np.argmax(u + z))  # first max
         cumulative = np.cumsum(mech.probabilities(np.asarray(utilities, dtype=float)))
         u = self.noise.uniform_value(kind, path)
         if cumulative.size > 1:
@@ -211,14 +187,8 @@ class _Hooked:
             path = rows.path  # type: ignore[attr-defined]
             if leaf == "exponential":
                 out.append(eye[self._choose("leaf", path, counts, epsilon)])
-            elif self.mpc_noise == "discrete":
-                lap = SecureDiscreteLaplace(
-                    epsilon=epsilon,
-                    sensitivity=round(sens),
-                    bit_length=self.bit_length,
-                    frac_length=self.frac_length,
-                    security_bits=self.security_bits,
-                )
+            elif self.numbers.mpc_noise == "discrete":
+                lap = self.numbers.laplace(epsilon)
                 noise = self.noise.discrete_laplace_values(
                     "laplace", path, self.n_classes, lap.scale, lap.noise_bound
                 )
@@ -238,7 +208,7 @@ class _Hooked:
         first class, so no margin is needed then.
         """
         top = np.sort(np.asarray(value, dtype=float))[::-1]
-        if top.size > 1 and self.mpc_noise != "discrete":
+        if top.size > 1 and self.numbers.mpc_noise != "discrete":
             self.margin = min(self.margin, float(top[0] - top[1]))
         return np.eye(self.n_classes)[int(np.argmax(value))]
 

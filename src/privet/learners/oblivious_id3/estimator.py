@@ -28,7 +28,6 @@ from privet.learners._trees.accounting import (
     ClaimRule,
     NoiseAccounting,
     estimator_accounting,
-    laplace_sensitivity,
     no_claim,
     refuse_unproven_noise,
     relation_of,
@@ -358,25 +357,23 @@ class ObliviousID3Classifier(BaseTreeClassifier):
         subsample drawn inside MPC (a forest's tree; the caller's scope is the
         subsample's).
         """
+        from privet.learners._protocols.programs import sized_numbers  # loads MPyC
         from privet.learners.oblivious_id3.host import run_oblivious_id3
         from privet.learners.oblivious_id3.replay import charge_oblivious_run
 
         schema = self.schema_
         eps_split, eps_leaf = self._budgets(schema)
         accounting = self._accounting(schema)
-        from privet.learners._protocols.programs import choose_bit_length  # loads MPyC
-
         # sized from public counts before launch: a run that cannot fit charges nothing
-        bits = choose_bit_length(
+        numbers = sized_numbers(
+            accounting,
+            scope.ledger.relation,
             codes.shape[0],
             split_epsilon=eps_split if self.split == "exponential" else None,
             leaf_epsilon=eps_leaf,
             leaf=self.leaf,
             oblivious=True,
             n_attributes=len(schema.domain_sizes),
-            laplace_sensitivity=laplace_sensitivity(scope.ledger.relation),
-            mpc_noise=accounting.mpc_noise,
-            security_bits=accounting.security_bits,
         )
         with charged_in_full_on_failure(self, scope, schema):
             model = run_oblivious_id3(
@@ -389,10 +386,7 @@ class ObliviousID3Classifier(BaseTreeClassifier):
                 split_epsilon=eps_split,
                 leaf_epsilon=eps_leaf,
                 leaf=self.leaf,
-                bit_length=bits,
-                laplace_sensitivity=laplace_sensitivity(scope.ledger.relation),
-                mpc_noise=accounting.mpc_noise,
-                security_bits=accounting.security_bits,
+                numbers=numbers,
                 sample_rate=sample_rate,
                 backend=self.backend,
                 parties=self.parties,

@@ -1,5 +1,4 @@
-"""Run ODP+FMPC-ID3 from the host: train a secret-shared model, predict obliviously.
-"""
+"""Run ODP+FMPC-ID3 from the host: train a secret-shared model, predict obliviously."""
 
 from __future__ import annotations
 
@@ -18,6 +17,7 @@ from privet.learners._protocols.host import (
     _check_backend,
     run_program,
 )
+from privet.learners._protocols.numbers import SecureNumbers
 from privet.mpc.launcher import launch, run_local
 from privet.mpc.stats import RunStats
 
@@ -74,12 +74,7 @@ def run_oblivious_id3(
     leaf_epsilon: float = 1.0,
     leaf: str = "laplace",
     width: int | None = None,
-    bit_length: int = 32,
-    frac_length: int | None = None,
-    clip_threshold: float | None = None,
-    laplace_sensitivity: float = 1.0,
-    mpc_noise: str = "fixed_point",
-    security_bits: int = 40,
+    numbers: SecureNumbers | None = None,
     sample_rate: float | None = None,
     backend: str = "mpc",
     parties: int = 3,
@@ -91,6 +86,8 @@ def run_oblivious_id3(
 
     ``split_epsilon`` is the per-level split budget of the sound variant
     (``split="exponential"``); ``leaf_epsilon`` the budget of each leaf.
+    ``numbers``: the secure type and the samplers
+    (:class:`~privet.learners._protocols.numbers.SecureNumbers`).
     """
     args: dict[str, Any] = {
         "sizes": [int(s) for s in sizes],
@@ -101,12 +98,7 @@ def run_oblivious_id3(
         "split_epsilon": None if split_epsilon is None else float(split_epsilon),
         "leaf_epsilon": float(leaf_epsilon),
         "leaf": leaf,
-        "bit_length": int(bit_length),
-        "frac_length": frac_length,
-        "clip_threshold": clip_threshold,
-        "laplace_sensitivity": float(laplace_sensitivity),
-        "mpc_noise": mpc_noise,
-        "security_bits": int(security_bits),
+        **(numbers if numbers is not None else SecureNumbers()).args(),
         "sample_rate": None if sample_rate is None else float(sample_rate),
     }
     if _testing_noise is not None:

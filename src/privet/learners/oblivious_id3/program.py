@@ -1,5 +1,4 @@
-"""Party programs of ODP+FMPC-ID3 (seed 000, Alg. 1-4): training and oblivious prediction.
-"""
+"""Party programs of ODP+FMPC-ID3 (seed 000, Alg. 1-4): training and oblivious prediction."""
 
 from __future__ import annotations
 
@@ -13,9 +12,9 @@ import numpy as np
 from privet.data import one_hot
 from privet.errors import InvalidParameterError
 from privet.learners._protocols.noise import make_noise
+from privet.learners._protocols.numbers import SecureNumbers
 from privet.learners._protocols.programs import (
     RevealLog,
-    _mechanisms,
     share_training_data,
 )
 from privet.learners.oblivious_id3.protocol import (
@@ -43,35 +42,21 @@ async def train_oblivious_id3(
     split_epsilon: float | None = None,
     leaf_epsilon: float = 1.0,
     leaf: str = "laplace",
-    bit_length: int = 32,
-    frac_length: int | None = None,
-    clip_threshold: float | None = None,
-    laplace_method: str = "difference",
-    laplace_sensitivity: float = 1.0,
-    mpc_noise: str = "fixed_point",
-    security_bits: int = 40,
     sample_rate: float | None = None,
     model_out: str | None = None,
     _testing_noise: int | None = None,
+    **numbers: Any,
 ) -> dict[str, Any]:
     """ODP+FMPC-ID3 (Alg. 1): train the secret tree; return (or store) this party's shares.
 
+    ``numbers``: the keys of a :class:`~privet.learners._protocols.numbers.SecureNumbers`.
     With ``model_out`` the shares are written (pickled) to that path of this
     party and not returned: each server keeps its own.
     """
     noise = make_noise(_testing_noise)
     width = max(int(s) for s in sizes) if width is None else int(width)
-    split_mech, leaf_mech = _mechanisms(
-        leaf,
-        split_epsilon if split == "exponential" else None,
-        leaf_epsilon,
-        bit_length,
-        frac_length,
-        clip_threshold,
-        laplace_method,
-        laplace_sensitivity,
-        mpc_noise,
-        security_bits,
+    split_mech, leaf_mech = SecureNumbers.from_args(numbers).mechanisms(
+        leaf, split_epsilon if split == "exponential" else None, leaf_epsilon
     )
     log = RevealLog()
     try:

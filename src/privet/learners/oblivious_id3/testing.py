@@ -1,13 +1,11 @@
-"""Agreement tests of ODP+FMPC-ID3: the reference control flow with the protocol's public testing noise.
-"""
+"""Agreement tests of ODP+FMPC-ID3: the reference control flow with the protocol's public testing noise."""
 
 from __future__ import annotations
-
-from typing import Any
 
 import numpy as np
 
 from privet.data import Schema
+from privet.learners._protocols.numbers import SecureNumbers
 from privet.learners._protocols.testing import (
     _Hooked,
     _scratch_scope,
@@ -29,14 +27,10 @@ class HookedOneHotOps(_Hooked, OneHotOps):
         schema: Schema,
         *,
         seed: int,
-        bit_length: int = 32,
-        frac_length: int | None = None,
-        clip_threshold: float | None = None,
-        mpc_noise: str = "fixed_point",
-        security_bits: int = 40,
+        numbers: SecureNumbers | None = None,
     ) -> None:
         OneHotOps.__init__(self, codes, y_codes, schema, caller="reference")
-        self._setup_hook(seed, bit_length, frac_length, clip_threshold, mpc_noise, security_bits)
+        self._setup_hook(seed, numbers)
 
     def _noise_positions(self, kind: str, path: tuple[int, ...], d: int) -> np.ndarray | None:
         """Alg. 1 draws split noise for all m attributes; the reference sees the available ones."""
@@ -57,10 +51,10 @@ def reference_oblivious_id3(
     leaf_epsilon: float = 1.0,
     leaf: str = "laplace",
     seed: int,
-    **mechanism: Any,
+    numbers: SecureNumbers | None = None,
 ) -> tuple[Tree, float]:
     """Algorithm 1's reference path with the testing noise of ``seed``: (tree, margin)."""
-    ops = HookedOneHotOps(codes, y_codes, schema, seed=seed, **mechanism)
+    ops = HookedOneHotOps(codes, y_codes, schema, seed=seed, numbers=numbers)
     tree = grow_oblivious(
         ops,
         _scratch_scope(),

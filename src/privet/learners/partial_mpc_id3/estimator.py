@@ -30,7 +30,6 @@ from privet.learners._trees.accounting import (
     ClaimRule,
     NoiseAccounting,
     estimator_accounting,
-    laplace_sensitivity,
     paper_claim,
     refuse_unproven_noise,
     relation_of,
@@ -293,6 +292,7 @@ class PartialMPCID3Classifier(BaseTreeClassifier):
         them; if the run fails part-way, what was opened is unknown, so the
         whole reserved plan is charged (conservative) before the error is raised.
         """
+        from privet.learners._protocols.programs import sized_numbers  # loads MPyC
         from privet.learners.partial_mpc_id3.host import run_partial_mpc_id3
         from privet.learners.partial_mpc_id3.replay import ReplayOps
 
@@ -301,17 +301,14 @@ class PartialMPCID3Classifier(BaseTreeClassifier):
             codes, y_codes = codes[rows], y_codes[rows]
         depth, eps = self._depth(schema), self._query_epsilon(schema)
         accounting = self._accounting(schema)
-        from privet.learners._protocols.programs import choose_bit_length  # loads MPyC
-
         # sized from public counts before launch: a run that cannot fit charges nothing
-        bits = choose_bit_length(
+        numbers = sized_numbers(
+            accounting,
+            scope.ledger.relation,
             codes.shape[0],
             split_epsilon=eps,
             leaf_epsilon=eps,
             leaf=self.leaf,
-            laplace_sensitivity=laplace_sensitivity(scope.ledger.relation),
-            mpc_noise=accounting.mpc_noise,
-            security_bits=accounting.security_bits,
         )
         with charged_in_full_on_failure(self, scope, schema):
             run = run_partial_mpc_id3(
@@ -322,10 +319,7 @@ class PartialMPCID3Classifier(BaseTreeClassifier):
                 depth=depth,
                 epsilon=eps,
                 leaf=self.leaf,
-                bit_length=bits,
-                laplace_sensitivity=laplace_sensitivity(scope.ledger.relation),
-                mpc_noise=accounting.mpc_noise,
-                security_bits=accounting.security_bits,
+                numbers=numbers,
                 sample_rate=sample_rate,
                 owner_tables=bool(self.owner_tables) and sample_rate is None,
                 backend=self.backend,

@@ -12,6 +12,7 @@ from privet.learners._protocols.host import (
     _tree_run,
     run_program,
 )
+from privet.learners._protocols.numbers import SecureNumbers
 
 PROGRAMS = "privet.learners.partial_mpc_id3.program"
 
@@ -25,12 +26,7 @@ def run_partial_mpc_id3(
     depth: int,
     epsilon: float,
     leaf: str = "laplace",
-    bit_length: int = 32,
-    frac_length: int | None = None,
-    clip_threshold: float | None = None,
-    laplace_sensitivity: float = 1.0,
-    mpc_noise: str = "fixed_point",
-    security_bits: int = 40,
+    numbers: SecureNumbers | None = None,
     sample_rate: float | None = None,
     owner_tables: bool = False,
     backend: str = "mpc",
@@ -42,11 +38,9 @@ def run_partial_mpc_id3(
     """CDP+PMPC-ID3 (Alg. 7-10); ``epsilon`` is the per-query budget epsilon / (h + 1).
 
     ``depth`` must already be capped at the number of attributes (the
-    learner's ``plan_depth``). ``laplace_sensitivity`` is the L1 sensitivity
-    of a leaf's class counts under the ledger's neighbouring relation (1 for
-    add/remove, 2 for replace-one; ``partial_mpc_id3.laplace_sensitivity``).
-    ``mpc_noise`` picks the samplers: ``"fixed_point"`` (the paper's Alg.
-    12-13, no proven DP) or ``"discrete"`` (:mod:`privet.mpc.discrete`).
+    learner's ``plan_depth``). ``numbers``: the secure type and the samplers
+    (:class:`~privet.learners._protocols.numbers.SecureNumbers`; its
+    ``laplace_sensitivity`` must be the ledger's, which the replay checks).
     ``sample_rate=g`` trains on a secret Poisson subsample of rate g drawn
     inside MPC (App. D.1 forests). ``owner_tables=True``: owners input their
     local counts of the public paths (same openings, cost independent of the
@@ -58,12 +52,7 @@ def run_partial_mpc_id3(
         "depth": int(depth),
         "epsilon": float(epsilon),
         "leaf": leaf,
-        "bit_length": int(bit_length),
-        "frac_length": frac_length,
-        "clip_threshold": clip_threshold,
-        "laplace_sensitivity": float(laplace_sensitivity),
-        "mpc_noise": mpc_noise,
-        "security_bits": int(security_bits),
+        **(numbers if numbers is not None else SecureNumbers()).args(),
         "sample_rate": None if sample_rate is None else float(sample_rate),
     }
     if owner_tables:

@@ -15,9 +15,9 @@ from privet.learners._protocols.common import (
     check_range,
 )
 from privet.learners._protocols.noise import make_noise
+from privet.learners._protocols.numbers import SecureNumbers
 from privet.learners._protocols.programs import (
     RevealLog,
-    _mechanisms,
     load_owner_tables,
     share_training_data,
 )
@@ -34,20 +34,15 @@ async def train_partial_mpc_id3(
     depth: int = 3,
     epsilon: float = 1.0,
     leaf: str = "laplace",
-    bit_length: int = 32,
-    frac_length: int | None = None,
-    clip_threshold: float | None = None,
-    laplace_method: str = "difference",
-    laplace_sensitivity: float = 1.0,
-    mpc_noise: str = "fixed_point",
-    security_bits: int = 40,
     sample_rate: float | None = None,
     owner_tables: bool = False,
     _testing_noise: int | None = None,
+    **numbers: Any,
 ) -> dict[str, Any]:
     """CDP+PMPC-ID3 (Alg. 7-10) at ``epsilon`` per query (the learner's epsilon / (h + 1)).
 
-    ``sample_rate``: train on a secret Poisson subsample (see :func:`share_training_data`).
+    ``numbers``: the keys of a :class:`~privet.learners._protocols.numbers.SecureNumbers`
+    (secure type and samplers). ``sample_rate``: train on a secret Poisson subsample (see :func:`share_training_data`).
     ``owner_tables=True``: each party counts its own rows of the (public) paths
     and inputs those tables (:class:`~privet.learners._protocols.common.OwnerTables`);
     the same values are opened, at a cost that no longer grows with the rows. Not
@@ -59,21 +54,11 @@ async def train_partial_mpc_id3(
             "a secret subsample; drop sample_rate or owner_tables."
         )
     noise = make_noise(_testing_noise)
-    split_mech, leaf_mech = _mechanisms(
-        leaf,
-        epsilon,
-        epsilon,
-        bit_length,
-        frac_length,
-        clip_threshold,
-        laplace_method,
-        laplace_sensitivity,
-        mpc_noise,
-        security_bits,
-    )
+    fmt = SecureNumbers.from_args(numbers)
+    split_mech, leaf_mech = fmt.mechanisms(leaf, epsilon, epsilon)
     n = sum(int(r) for r in rows)
     check_range("the class counts", n + 1, split_mech.sectype)
-    if mpc_noise == "discrete":  # noisy scores and their tie-breaking keys
+    if fmt.mpc_noise == "discrete":  # noisy scores and their tie-breaking keys
         bound = n + 2 * max(split_mech.noise_bound, leaf_mech.noise_bound) + 2
         check_range("the noisy-max keys", bound, split_mech.sectype)
     log = RevealLog()

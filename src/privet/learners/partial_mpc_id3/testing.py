@@ -1,13 +1,11 @@
-"""Agreement tests of CDP+PMPC-ID3: the reference control flow with the protocol's public testing noise.
-"""
+"""Agreement tests of CDP+PMPC-ID3: the reference control flow with the protocol's public testing noise."""
 
 from __future__ import annotations
-
-from typing import Any
 
 import numpy as np
 
 from privet.data import Schema
+from privet.learners._protocols.numbers import SecureNumbers
 from privet.learners._protocols.testing import (
     _Hooked,
     _scratch_scope,
@@ -30,16 +28,12 @@ class HookedReferenceOps(_Hooked, ReferenceOps):
         schema: Schema,
         *,
         seed: int,
-        bit_length: int = 32,
-        frac_length: int | None = None,
-        clip_threshold: float | None = None,
-        mpc_noise: str = "fixed_point",
-        security_bits: int = 40,
+        numbers: SecureNumbers | None = None,
     ) -> None:
         ReferenceOps.__init__(
             self, codes, y_codes, schema.domain_sizes, schema.n_classes, caller="reference"
         )
-        self._setup_hook(seed, bit_length, frac_length, clip_threshold, mpc_noise, security_bits)
+        self._setup_hook(seed, numbers)
 
 
 def reference_partial_mpc_id3(
@@ -51,10 +45,10 @@ def reference_partial_mpc_id3(
     epsilon: float,
     leaf: str = "laplace",
     seed: int,
-    **mechanism: Any,
+    numbers: SecureNumbers | None = None,
 ) -> tuple[Tree, float]:
     """Algorithm 7's reference path with the testing noise of ``seed``: (tree, margin)."""
-    ops = HookedReferenceOps(codes, y_codes, schema, seed=seed, **mechanism)
+    ops = HookedReferenceOps(codes, y_codes, schema, seed=seed, numbers=numbers)
     tree = grow_partial_mpc(
         ops, _scratch_scope(), schema, depth=depth, epsilon=epsilon, leaf=leaf, claim=no_claim
     )
