@@ -30,7 +30,7 @@ References
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
@@ -530,16 +530,8 @@ def select_classifier_event(
     )
     assert isinstance(inner.event, ThresholdEvent)
     event = ClassifierEvent(clf, inner.event.threshold, inner.event.direction, x0.shape[1])
-    return Candidate(
-        event=event,
-        hi=inner.hi,
-        k_hi=inner.k_hi,
-        n_hi=inner.n_hi,
-        k_lo=inner.k_lo,
-        n_lo=inner.n_lo,
-        score=inner.score,
-        family="classifier",
-    )
+    # The threshold's counts and score carry over; the event becomes the classifier's.
+    return replace(inner, event=event, family="classifier")
 
 
 def distinct_count(samples: NDArray[Any], limit: int) -> int:
