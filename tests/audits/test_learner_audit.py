@@ -189,17 +189,8 @@ def test_one_run_rejects_bad_canary_counts(car):
 # ------------------------------------------------------------------------ audits
 
 
-def test_audit_learner_puts_claimed_proven_and_measured_side_by_side(car):
-    a = audit_learner(
-        "oblivious_id3_exact",
-        car,
-        epsilon=1.0,
-        trials=40,
-        confidence=0.95,
-        max_depth=1,
-        one_run=True,
-        one_run_m=200,
-    )
+def test_audit_learner_puts_claimed_proven_and_measured_side_by_side(exact_id3_audit):
+    a = exact_id3_audit
     assert isinstance(a, LearnerAudit)
     assert a.claimed_epsilon == 1.0 and math.isinf(a.proven_epsilon)
     assert a.verdict == "FAIL" and a.consistent

@@ -10,7 +10,7 @@ from html.parser import HTMLParser
 
 import pytest
 
-from privet.audits.learner_audit import audit_learner, learner_mia
+from privet.audits.learner_audit import learner_mia
 from privet.audits.report import (
     figure_epsilon_vs_trials,
     figure_zoo,
@@ -20,7 +20,6 @@ from privet.audits.report import (
     write_report,
 )
 from privet.audits.zoo import run_zoo
-from privet.data import load_dataset
 from privet.errors import InvalidParameterError
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -53,19 +52,8 @@ class _Collector(HTMLParser):
 
 
 @pytest.fixture(scope="module")
-def results():
-    car = load_dataset("car")
+def results(car, exact_id3_audit):
     zoo = run_zoo(["laplace_half_scale", "naive_float_laplace"], confidence=0.95, trials=1000)
-    audit = audit_learner(
-        "oblivious_id3_exact",
-        car,
-        epsilon=1.0,
-        trials=30,
-        confidence=0.95,
-        max_depth=1,
-        one_run=True,
-        one_run_m=100,
-    )
     mia = learner_mia(
         "dp_id3",
         car,
@@ -76,7 +64,7 @@ def results():
         rows=120,
         attacks=("loss", "lira_offline"),
     )
-    return zoo, [audit], {"dp_id3 on car": mia}
+    return zoo, [exact_id3_audit], {"dp_id3 on car": mia}
 
 
 @pytest.fixture(scope="module")
