@@ -88,23 +88,38 @@ def test_infinity(schema, bad):
         schema.validate(df)
 
 
-@pytest.mark.parametrize("missing", [None, np.nan, pd.NA])
-def test_missing_values_error_by_default(schema, missing):
-    df = good().astype(object)
-    df.loc[1, "color"] = missing
-    with pytest.raises(
-        SchemaError,
-        match=r"Missing values \(None/NaN\) in columns \{'color': 1\} \(rows \[1\]\)"
-        r".*missing='drop'",
-    ):
-        schema.validate(df)
+#: What Schema.validate says about one missing cell, by default and with missing="category".
+MISSING_COLOR = (
+    r"Missing values \(None/NaN\) in columns \{'color': 1\} \(rows \[1\]\).*missing='drop'"
+)
+NO_PUBLIC_CATEGORY = (
+    r"'color' has 1 missing value but missing_category='Unknown' is not one of its "
+    r"public categories"
+)
+AGE_IS_NUMERIC = "'age' is Numeric and has 1 missing value"
+CATEGORY = {"missing": "category"}
 
 
-def test_missing_numeric_error(schema):
-    df = good().astype({"age": float})
-    df.loc[0, "age"] = np.nan
-    with pytest.raises(SchemaError, match=r"\{'age': 1\}"):
-        schema.validate(df)
+@pytest.mark.parametrize(
+    ("dtypes", "cell", "value", "policy", "match"),
+    [
+        pytest.param(object, (1, "color"), None, {}, MISSING_COLOR, id="error-None"),
+        pytest.param(object, (1, "color"), np.nan, {}, MISSING_COLOR, id="error-nan"),
+        pytest.param(object, (1, "color"), pd.NA, {}, MISSING_COLOR, id="error-NA"),
+        pytest.param({"age": float}, (0, "age"), np.nan, {}, r"\{'age': 1\}", id="error-numeric"),
+        pytest.param(object, (0, "color"), None, CATEGORY, NO_PUBLIC_CATEGORY, id="category-color"),
+        pytest.param(
+            {"age": float}, (0, "age"), np.nan, CATEGORY, AGE_IS_NUMERIC, id="category-age"
+        ),
+    ],
+)
+def test_missing_value_is_refused(schema, dtypes, cell, value, policy, match):
+    """One missing cell (row, column): refused by default (missing="error"), and by
+    missing="category" when the column has no public category to put it in."""
+    df = good().astype(dtypes)
+    df.loc[cell] = value
+    with pytest.raises(SchemaError, match=match):
+        schema.validate(df, **policy)
 
 
 def test_missing_drop_returns_clean_rows(schema):
@@ -128,24 +143,6 @@ def test_missing_category_policy():
     assert s.encode(df.drop(columns="y"), missing="category")[:, 0].tolist() == [0, 1, 1]
     out = s.validate(frame(c=["a", None], n=[0.1, 0.2]), missing="category", missing_category="a")
     assert out["c"].tolist() == ["a", "a"]
-
-
-def test_missing_category_needs_a_public_category(schema):
-    df = good().astype(object)
-    df.loc[0, "color"] = None
-    with pytest.raises(
-        SchemaError,
-        match=r"'color' has 1 missing value but missing_category='Unknown' is not one of its "
-        r"public categories",
-    ):
-        schema.validate(df, missing="category")
-
-
-def test_missing_category_refuses_numeric(schema):
-    df = good().astype({"age": float})
-    df.loc[0, "age"] = np.nan
-    with pytest.raises(SchemaError, match="'age' is Numeric and has 1 missing value"):
-        schema.validate(df, missing="category")
 
 
 @pytest.mark.parametrize(

@@ -51,6 +51,7 @@ from privet.ledger.history import History, dataset_name, genesis
 from privet.ledger.locations import open_store
 from privet.ledger.plan import PlanNode
 from privet.ledger.records import (
+    ChargeLabels,
     ChargeRecord,
     eps_text,
 )
@@ -364,10 +365,10 @@ class Ledger(History):
                 )
             items.append((scope.id, as_entry(entry)))
         check_relation(self.relation, relation, f"Mechanism {mechanism!r}")
-        check_charge_args(mechanism, sensitivity, caller, step, claim)
+        labels = check_charge_args(mechanism, sensitivity, caller, step, claim)
         if not items:
             return []
-        return self._charge_many(items, mechanism, sensitivity, caller, step, claim)
+        return self._charge_many(items, labels)
 
     @property
     def charges(self) -> list[ChargeRecord]:
@@ -595,16 +596,7 @@ class Ledger(History):
             yield
 
     def _charge(
-        self,
-        node_id: int,
-        entry: Entry,
-        mechanism: str,
-        sensitivity: float | None,
-        caller: str,
-        step: str,
-        claim: Claim | None,
-        *,
-        commit: bool,
+        self, node_id: int, entry: Entry, labels: ChargeLabels, *, commit: bool
     ) -> ChargeRecord:
         if not commit:
             reservation = self._open_reservation()
@@ -612,10 +604,8 @@ class Ledger(History):
             with self._lock:
                 self._refresh()
                 self._check_charge(node_id, entry, reservation)
-            return self._record(
-                node_id, entry, mechanism, sensitivity, caller, step, claim, reservation
-            )
-        return self._charge_many([(node_id, entry)], mechanism, sensitivity, caller, step, claim)[0]
+            return self._record(node_id, entry, labels, reservation)
+        return self._charge_many([(node_id, entry)], labels)[0]
 
     def _open_reservation(self) -> Reservation | None:
         reservation = self._active.get()
@@ -624,42 +614,28 @@ class Ledger(History):
         return reservation
 
     def _record(
-        self,
-        node_id: int,
-        entry: Entry,
-        mechanism: str,
-        sensitivity: float | None,
-        caller: str,
-        step: str,
-        claim: Claim | None,
-        reservation: Reservation | None,
+        self, node_id: int, entry: Entry, labels: ChargeLabels, reservation: Reservation | None
     ) -> ChargeRecord:
         return ChargeRecord(
             id=0,  # the store gives the id
             scope_id=node_id,
             path=self._nodes[node_id].path,
             entry=entry,
-            mechanism=mechanism,
-            sensitivity=None if sensitivity is None else float(sensitivity),
+            mechanism=labels.mechanism,
+            sensitivity=None if labels.sensitivity is None else float(labels.sensitivity),
             relation=self.relation.value,
-            caller=caller,
-            step=step,
-            claim=claim,
+            caller=labels.caller,
+            step=labels.step,
+            claim=labels.claim,
             timestamp=time.time(),
             reservation=None if reservation is None else reservation.id,
         )
 
     def _charge_many(
-        self,
-        items: Sequence[tuple[int, Entry]],
-        mechanism: str,
-        sensitivity: float | None,
-        caller: str,
-        step: str,
-        claim: Claim | None,
+        self, items: Sequence[tuple[int, Entry]], labels: ChargeLabels
     ) -> list[ChargeRecord]:
         """Check the batch once, then commit every charge in one write transaction."""
-        if not mechanism:
+        if not labels.mechanism:
             raise InvalidParameterError("A charge needs the name of its mechanism.")
         for _, entry in items:
             check_entry_size(entry)
@@ -670,9 +646,7 @@ class Ledger(History):
             self._check_charges(items, reservation)
             ids = []
             for node_id, entry in items:
-                rec = self._record(
-                    node_id, entry, mechanism, sensitivity, caller, step, claim, reservation
-                )
+                rec = self._record(node_id, entry, labels, reservation)
                 event = self._append("charge", {"id": None, "record": rec.to_dict()})
                 ids.append(event.payload["id"])
         return [self._charges[i] for i in ids]

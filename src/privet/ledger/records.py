@@ -12,6 +12,23 @@ from privet.ledger.guarantee import Guarantee
 
 
 @dataclass(frozen=True, slots=True)
+class ChargeLabels:
+    """What a charge records besides its entry and its scope, checked before anything else.
+
+    The mechanism's name, the sensitivity it was calibrated for, and the
+    learner (``caller``), step and published ``claim`` that charged it: passed
+    as one value from :meth:`Scope.charge` and :meth:`Ledger.charge_many` down
+    to the :class:`ChargeRecord` that stores them.
+    """
+
+    mechanism: str
+    sensitivity: float | None
+    caller: str
+    step: str
+    claim: Claim | None
+
+
+@dataclass(frozen=True, slots=True)
 class ChargeRecord:
     """One committed charge, as stored.
 

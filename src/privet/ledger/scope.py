@@ -11,7 +11,7 @@ from privet.errors import BudgetExceededError, InvalidParameterError
 from privet.ledger.composition import check_sampling
 from privet.ledger.entries import Claim, Entry, as_entry
 from privet.ledger.guarantee import Guarantee
-from privet.ledger.records import ChargeRecord
+from privet.ledger.records import ChargeLabels, ChargeRecord
 from privet.ledger.relation import NeighbouringRelation, check_relation
 
 if TYPE_CHECKING:  # a scope belongs to its ledger; this module never imports it
@@ -19,6 +19,9 @@ if TYPE_CHECKING:  # a scope belongs to its ledger; this module never imports it
 
 #: The most parts one partition may have (a guard against a runaway argument).
 MAX_PARTS = 1_000_000
+
+#: The labels of :meth:`Scope.can_charge`'s trial charge, which is never stored.
+DRY_RUN = ChargeLabels("dry-run", None, "", "", None)
 
 
 class Scope:
@@ -137,17 +140,13 @@ class Scope:
         """
         entry = as_entry(entry)
         check_relation(self._ledger.relation, relation, f"Mechanism {mechanism!r}")
-        check_charge_args(mechanism, sensitivity, caller, step, claim)
-        return self._ledger._charge(
-            self._id, entry, mechanism, sensitivity, caller, step, claim, commit=True
-        )
+        labels = check_charge_args(mechanism, sensitivity, caller, step, claim)
+        return self._ledger._charge(self._id, entry, labels, commit=True)
 
     def can_charge(self, entry: Entry | Guarantee | float) -> bool:
         """Dry run of :meth:`charge`: whether it would fit now. Charges nothing."""
         try:
-            self._ledger._charge(
-                self._id, as_entry(entry), "dry-run", None, "", "", None, commit=False
-            )
+            self._ledger._charge(self._id, as_entry(entry), DRY_RUN, commit=False)
         except BudgetExceededError:
             return False
         return True
@@ -179,8 +178,13 @@ class Scope:
         return measurement(data)
 
 
-def check_charge_args(mechanism: Any, sensitivity: Any, caller: Any, step: Any, claim: Any) -> None:
-    """Refuse a charge's descriptive arguments before anything is checked or stored."""
+def check_charge_args(
+    mechanism: Any, sensitivity: Any, caller: Any, step: Any, claim: Any
+) -> ChargeLabels:
+    """Refuse a charge's descriptive arguments before anything is checked or stored.
+
+    Returns them as the :class:`ChargeLabels` the charge is recorded with.
+    """
     if not isinstance(mechanism, str) or not mechanism:
         raise InvalidParameterError(
             f"A charge needs the name of its mechanism as a non-empty string, got {mechanism!r}."
@@ -202,3 +206,4 @@ def check_charge_args(mechanism: Any, sensitivity: Any, caller: Any, step: Any, 
             raise InvalidParameterError(
                 f"A charge's sensitivity must be finite and >= 0, got {sensitivity!r}."
             )
+    return ChargeLabels(mechanism, sensitivity, caller, step, claim)
