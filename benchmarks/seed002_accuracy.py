@@ -237,12 +237,17 @@ def _fmt(g: pd.DataFrame) -> pd.Series:
     return g["accuracy"].agg(lambda a: f"{a.mean():.3f} +- {a.std():.3f}")
 
 
+def _saved_rows(name: str) -> pd.DataFrame | None:
+    """The CSV ``seed002_NAME.csv`` in RESULTS as a frame, or None where it has not been made."""
+    f = RESULTS / f"seed002_{name}.csv"
+    return pd.read_csv(f) if f.exists() else None
+
+
 def run_report() -> None:
     """Markdown of every CSV present, next to the paper's numbers."""
     out = ["# Seed 002 (matrix random forest): reproduced results", ""]
-    f = RESULTS / "seed002_headline.csv"
-    if f.exists():
-        df = pd.read_csv(f)
+    df = _saved_rows("headline")
+    if df is not None:
         out += [
             "## Headline: Car, eps = 2, 128 trees of depth 4, 345 test queries",
             "",
@@ -260,9 +265,8 @@ def run_report() -> None:
         for method, g in df.groupby("method", sort=False):
             out.append(f"| {method} | {_fmt(g)} (n={len(g)}) | {paper.get(method, '')} |")
         out.append("")
-    f = RESULTS / "seed002_fig2.csv"
-    if f.exists():
-        df = pd.read_csv(f)
+    df = _saved_rows("fig2")
+    if df is not None:
         plot_fig2(df)
         out += [
             "## Fig. 2: accuracy vs eps",
@@ -303,10 +307,9 @@ def run_report() -> None:
             "eps 0.4-2; Dwork-Feldman hard ~0.25",
         ),
     ]:
-        f = RESULTS / f"seed002_{part}.csv"
-        if not f.exists():
+        df = _saved_rows(part)
+        if df is None:
             continue
-        df = pd.read_csv(f)
         out += [
             f"## {part}",
             "",
@@ -322,9 +325,8 @@ def run_report() -> None:
                 + " |"
             )
         out.append("")
-    f = RESULTS / "seed002_table1.csv"
-    if f.exists():
-        df = pd.read_csv(f)
+    df = _saved_rows("table1")
+    if df is not None:
         out += [
             "## Table 1: runtime (s) and peak memory",
             "",
