@@ -157,16 +157,33 @@ def plot_fig2(df: pd.DataFrame) -> None:
     fig.savefig(RESULTS / "seed002_fig2.png", dpi=120)
 
 
-def run_fig3a(n_splits: int) -> None:
+def _car_sweep(x, values, methods, n_splits, test_size, point) -> list[dict]:
+    """Accuracy rows of ``methods`` on Car at each value ``v`` of ``x``, for every split.
+
+    ``point(v)`` gives the (epsilon, settings) to train with at ``v``; a row is
+    ``{x: v, "method", "split", "accuracy"}``.
+    """
     X, y, schema = load("car")
     rows = []
-    for s, (Xtr, Xte, ytr, yte) in splits(X, y, n_splits, 0.2):
-        for tau in [1, 4, 8, 16, 32, 64, 128]:
-            settings = dict(SETTINGS["car"], n_trees=tau)
-            for method in ["bt_opt", "bt_lm", "dis_lm"]:
-                acc, _ = accuracy(method, 2.0, settings, schema, Xtr, ytr, Xte, yte, s)
-                rows.append(dict(n_trees=tau, method=method, split=s, accuracy=acc))
+    for s, (Xtr, Xte, ytr, yte) in splits(X, y, n_splits, test_size):
+        for v in values:
+            eps, settings = point(v)
+            for method in methods:
+                acc, _ = accuracy(method, eps, settings, schema, Xtr, ytr, Xte, yte, s)
+                rows.append({x: v, "method": method, "split": s, "accuracy": acc})
         print("split", s, flush=True)
+    return rows
+
+
+def run_fig3a(n_splits: int) -> None:
+    rows = _car_sweep(
+        "n_trees",
+        [1, 4, 8, 16, 32, 64, 128],
+        ["bt_opt", "bt_lm", "dis_lm"],
+        n_splits,
+        0.2,
+        lambda tau: (2.0, dict(SETTINGS["car"], n_trees=tau)),
+    )
     _save_curve(rows, "n_trees", "seed002_fig3a", "Car, eps=2, h=4: accuracy vs trees")
 
 
@@ -187,15 +204,10 @@ def run_fig3b(n_splits: int) -> None:
 
 
 def run_fig4(n_splits: int) -> None:
-    X, y, schema = load("car")
-    rows = []
     settings = dict(SETTINGS["car"], n_trees=16, max_depth=3)
-    for s, (Xtr, Xte, ytr, yte) in splits(X, y, n_splits, 345):
-        for eps in EPS["car"]:
-            for method in ["sa_opt", "sa_df"]:
-                acc, _ = accuracy(method, eps, settings, schema, Xtr, ytr, Xte, yte, s)
-                rows.append(dict(eps=eps, method=method, split=s, accuracy=acc))
-        print("split", s, flush=True)
+    rows = _car_sweep(
+        "eps", EPS["car"], ["sa_opt", "sa_df"], n_splits, 345, lambda eps: (eps, settings)
+    )
     _save_curve(rows, "eps", "seed002_fig4", "Car, tau=16, h=3: subsample-and-aggregate")
 
 
@@ -225,12 +237,17 @@ def _fmt(g: pd.DataFrame) -> pd.Series:
     return g["accuracy"].agg(lambda a: f"{a.mean():.3f} +- {a.std():.3f}")
 
 
+def _saved_rows(name: str) -> pd.DataFrame | None:
+    """The CSV ``seed002_NAME.csv`` in RESULTS as a frame, or None where it has not been made."""
+    f = RESULTS / f"seed002_{name}.csv"
+    return pd.read_csv(f) if f.exists() else None
+
+
 def run_report() -> None:
     """Markdown of every CSV present, next to the paper's numbers."""
     out = ["# Seed 002 (matrix random forest): reproduced results", ""]
-    f = RESULTS / "seed002_headline.csv"
-    if f.exists():
-        df = pd.read_csv(f)
+    df = _saved_rows("headline")
+    if df is not None:
         out += [
             "## Headline: Car, eps = 2, 128 trees of depth 4, 345 test queries",
             "",
@@ -248,9 +265,8 @@ def run_report() -> None:
         for method, g in df.groupby("method", sort=False):
             out.append(f"| {method} | {_fmt(g)} (n={len(g)}) | {paper.get(method, '')} |")
         out.append("")
-    f = RESULTS / "seed002_fig2.csv"
-    if f.exists():
-        df = pd.read_csv(f)
+    df = _saved_rows("fig2")
+    if df is not None:
         plot_fig2(df)
         out += [
             "## Fig. 2: accuracy vs eps",
@@ -291,10 +307,9 @@ def run_report() -> None:
             "eps 0.4-2; Dwork-Feldman hard ~0.25",
         ),
     ]:
-        f = RESULTS / f"seed002_{part}.csv"
-        if not f.exists():
+        df = _saved_rows(part)
+        if df is None:
             continue
-        df = pd.read_csv(f)
         out += [
             f"## {part}",
             "",
@@ -310,9 +325,8 @@ def run_report() -> None:
                 + " |"
             )
         out.append("")
-    f = RESULTS / "seed002_table1.csv"
-    if f.exists():
-        df = pd.read_csv(f)
+    df = _saved_rows("table1")
+    if df is not None:
         out += [
             "## Table 1: runtime (s) and peak memory",
             "",

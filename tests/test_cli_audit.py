@@ -13,6 +13,12 @@ def _record(out):
     return json.loads((out / "audit.json").read_text(encoding="utf-8"))
 
 
+def _audit(capsys, out, *words):
+    """Run ``privet audit WORDS --out OUT``, require exit 0 and return its standard output."""
+    assert main(["audit", *words, "--out", str(out)]) == 0
+    return capsys.readouterr().out
+
+
 def test_audit_list_names_mechanisms_and_learners(capsys):
     assert main(["audit", "list"]) == 0
     text = capsys.readouterr().out
@@ -21,11 +27,7 @@ def test_audit_list_names_mechanisms_and_learners(capsys):
 
 def test_audit_dp_on_a_zoo_mechanism_writes_the_report(tmp_path, capsys):
     out = tmp_path / "zoo"
-    code = main(
-        ["audit", "dp", "--mechanism", "naive_float_laplace", "--trials", "1000", "--out", str(out)]
-    )
-    assert code == 0
-    text = capsys.readouterr().out
+    text = _audit(capsys, out, "dp", "--mechanism", "naive_float_laplace", "--trials", "1000")
     assert "Bug zoo" in text and "FAIL" in text and "audit.html" in text
     for name in ("audit.html", "audit.md", "audit.json"):
         assert (out / name).stat().st_size > 0
@@ -34,27 +36,11 @@ def test_audit_dp_on_a_zoo_mechanism_writes_the_report(tmp_path, capsys):
     assert entry["trials"] == 1000
 
 
-def test_audit_dp_can_test_only_the_correct_version(tmp_path):
+def test_audit_dp_can_test_only_the_correct_version(tmp_path, capsys):
     out = tmp_path / "correct"
-    assert (
-        main(
-            [
-                "audit",
-                "dp",
-                "--mechanism",
-                "svt_stoddard_2014",
-                "--which",
-                "correct",
-                "--trials",
-                "500",
-                "--confidence",
-                "0.999",
-                "--out",
-                str(out),
-            ]
-        )
-        == 0
-    )
+    argv = ["dp", "--mechanism", "svt_stoddard_2014", "--which", "correct"]
+    argv += ["--trials", "500", "--confidence", "0.999"]
+    _audit(capsys, out, *argv)
     (entry,) = _record(out)["zoo"]
     assert entry["broken_verdict"] == "PASS"  # the correct version, in the only slot
     assert entry["correct_verdict"] is None
@@ -62,22 +48,8 @@ def test_audit_dp_can_test_only_the_correct_version(tmp_path):
 
 def test_audit_dp_on_the_faithful_oblivious_learner_fails_its_claim(tmp_path, capsys):
     out = tmp_path / "learner"
-    code = main(
-        [
-            "audit",
-            "dp",
-            "--learner",
-            "oblivious_id3_exact",
-            "--pair",
-            "near_tie",
-            "--trials",
-            "40",
-            "--out",
-            str(out),
-        ]
-    )
-    assert code == 0
-    text = capsys.readouterr().out
+    argv = ["dp", "--learner", "oblivious_id3_exact", "--pair", "near_tie", "--trials", "40"]
+    text = _audit(capsys, out, *argv)
     assert "Claimed, proven and measured epsilon" in text and "∞" in text
     (learner,) = _record(out)["learners"]
     assert learner["verdict"] == "FAIL" and learner["proven_epsilon"] == "inf"
@@ -86,30 +58,9 @@ def test_audit_dp_on_the_faithful_oblivious_learner_fails_its_claim(tmp_path, ca
 
 def test_audit_mia_runs_the_attacks_and_writes_roc_curves(tmp_path, capsys):
     out = tmp_path / "mia"
-    code = main(
-        [
-            "audit",
-            "mia",
-            "--learner",
-            "dp_id3",
-            "--dataset",
-            "car",
-            "--epsilon",
-            "1",
-            "--depth",
-            "2",
-            "--shadows",
-            "2",
-            "--rows",
-            "120",
-            "--attacks",
-            "loss,lira_offline",
-            "--out",
-            str(out),
-        ]
-    )
-    assert code == 0
-    text = capsys.readouterr().out
+    argv = ["mia", "--learner", "dp_id3", "--dataset", "car", "--epsilon", "1", "--depth", "2"]
+    argv += ["--shadows", "2", "--rows", "120", "--attacks", "loss,lira_offline"]
+    text = _audit(capsys, out, *argv)
     assert "Membership inference" in text and "lira_offline" in text
     record = _record(out)
     (mia,) = record["mia"].values()
@@ -140,10 +91,9 @@ def test_audit_dp_needs_a_mechanism_or_a_learner():
 def test_audit_mia_accepts_the_class_name_and_the_short_name(tmp_path, capsys, name):
     """``--learner dpid3`` failed with "No learner 'dpid3'": the audits called it dp_id3."""
     out = tmp_path / name
-    argv = ["audit", "mia", "--learner", name, "--depth", "1", "--shadows", "2"]
-    argv += ["--rows", "60", "--attacks", "loss", "--out", str(out)]
-    assert main(argv) == 0
-    assert "DPID3Classifier" in capsys.readouterr().out
+    argv = ["mia", "--learner", name, "--depth", "1", "--shadows", "2"]
+    argv += ["--rows", "60", "--attacks", "loss"]
+    assert "DPID3Classifier" in _audit(capsys, out, *argv)
     (mia,) = _record(out)["mia"].values()
     assert mia["proven_epsilon"] == 1.0
 

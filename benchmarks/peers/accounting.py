@@ -46,7 +46,6 @@ import argparse
 import json
 import math
 import subprocess
-import sys
 import time
 import warnings
 from functools import partial
@@ -54,6 +53,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from peer_report import command_block
 
 RESULTS = Path(__file__).resolve().parent.parent / "results" / "peers"
 DELTA = 1e-5
@@ -448,10 +448,7 @@ def write_md(df, load_start, load_end):
     lines = [
         "# Accounting: the epsilon each accountant proves for the same charges",
         "",
-        "```",
-        "python benchmarks/peers/accounting.py " + " ".join(sys.argv[1:]),
-        "```",
-        "",
+        *command_block("accounting.py"),
         f"Load average at start `{load_start}`, at end `{load_end}` (2 cores shared with three "
         "other agents: times are inflated and only comparable within this run). Target delta "
         f"{DELTA:g} wherever an accountant can use a delta. `charge µs` is the time to record one "

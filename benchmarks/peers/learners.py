@@ -62,6 +62,7 @@ from sklearn.model_selection import StratifiedShuffleSplit
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+from peer_report import command_block  # noqa: E402
 from peer_worker import auc_score  # noqa: E402
 
 from privet.data import Categorical, load_dataset  # noqa: E402
@@ -334,10 +335,7 @@ def write_markdown(df, summary, args, load_start, load_end, elapsed, skipped, pa
         "",
         "Produced by one command (issue 17):",
         "",
-        "```",
-        "python benchmarks/peers/learners.py " + " ".join(sys.argv[1:]),
-        "```",
-        "",
+        *command_block("learners.py"),
         f"Load average (`/proc/loadavg`) at start: `{load_start}`; at end: `{load_end}`; "
         f"total wall time {elapsed / 60:.1f} min. The machine has 2 cores shared with three other "
         "agents, so every time below is inflated by the load and is only comparable within one run.",

@@ -42,6 +42,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from peer_report import command_block
 
 RESULTS = Path(__file__).resolve().parent.parent / "results" / "peers"
 # privet dataset name -> (demo index -i, demo data file)
@@ -172,10 +173,7 @@ def main() -> None:
     lines = [
         "# MPC: privet's MPCID3Classifier vs MPyC's ID3 demos (3 local parties)",
         "",
-        "```",
-        "python benchmarks/peers/mpc.py " + " ".join(sys.argv[1:]),
-        "```",
-        "",
+        *command_block("mpc.py"),
         f"Load average at start `{load_start}`, at end `{load_end}`: 2 cores shared with three "
         "other agents, and 3 parties per run on those 2 cores, so every time is inflated. "
         "`seconds`: the slowest party's time from start (privet: connect + program) to shutdown; "

@@ -23,21 +23,15 @@ import numpy as np
 SEED = 7
 
 
+_CHARGE_FIELDS = ("mechanism", "step", "caller", "epsilon", "delta", "entry")
+"""The fields of a charge the record keeps (of the rows ``privet ledger history`` prints)."""
+
+
 def _charges(ledger: Any) -> list[dict[str, Any]]:
-    out = []
-    for c in ledger.charges:
-        g = c.guarantee
-        out.append(
-            {
-                "mechanism": c.mechanism,
-                "step": c.step,
-                "caller": c.caller,
-                "epsilon": float(g.epsilon),
-                "delta": float(g.delta),
-                "entry": type(c.entry).__name__,
-            }
-        )
-    return out
+    """Every charge of ``ledger``, oldest first, with the fields of :data:`_CHARGE_FIELDS`."""
+    from privet.cli.ledger import charge_rows
+
+    return [{k: row[k] for k in _CHARGE_FIELDS} for row in charge_rows(ledger)]
 
 
 def _plain(x: Any) -> Any:

@@ -11,7 +11,7 @@ its row (1 = the first data row after the header), column and value, where
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
@@ -110,12 +110,8 @@ class Violation:
     problem: str
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "row": self.row,
-            "column": self.column,
-            "value": self.value,
-            "problem": self.problem,
-        }
+        """``{"row", "column", "value", "problem"}``, in that order (``privet schema check --json``)."""
+        return asdict(self)
 
 
 def violations(

@@ -73,32 +73,19 @@ def cmd_audit_model(args: argparse.Namespace) -> int:
     depth = int(params.get("max_depth") or 3)
     con = console(stderr=args.json)  # progress bars never mix with the JSON
     with _stages(con) as progress:
+        # what both audits take from the model's parameters and the command line
+        shared = {
+            "epsilon": epsilon,
+            "max_depth": depth,
+            "confidence": args.confidence,
+            "n_jobs": args.n_jobs,
+            "random_state": args.seed,
+            "progress": progress,
+        }
         if args.kind == "dp":
-            result = audit_learner(
-                spec,
-                ds,
-                epsilon=epsilon,
-                trials=args.trials,
-                confidence=args.confidence,
-                max_depth=depth,
-                one_run=False,
-                n_jobs=args.n_jobs,
-                random_state=args.seed,
-                progress=progress,
-            )
+            result = audit_learner(spec, ds, trials=args.trials, one_run=False, **shared)
         else:
-            result = learner_mia(
-                spec,
-                ds,
-                epsilon=epsilon,
-                max_depth=depth,
-                confidence=args.confidence,
-                n_shadows=args.shadows,
-                rows=args.rows or None,
-                n_jobs=args.n_jobs,
-                random_state=args.seed,
-                progress=progress,
-            )
+            result = learner_mia(spec, ds, n_shadows=args.shadows, rows=args.rows or None, **shared)
     title = f"privet audit model: {spec.title} on {ds.name}"
     if args.kind == "dp":
         files = write_report(args.out, title=title, name=args.name, learners=[result])
