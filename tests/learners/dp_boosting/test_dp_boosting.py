@@ -31,16 +31,6 @@ from privet.ledger import Gaussian, Guarantee, Ledger
 warnings.filterwarnings("ignore", category=PrivacyWarning)
 
 
-@pytest.fixture(scope="module")
-def adult():
-    return load_dataset("adult")
-
-
-@pytest.fixture(scope="module")
-def adult_test():
-    return load_dataset("adult_test")
-
-
 def _binary_car(car):
     """Car as a binary task ('unacc' against the rest), same public features."""
     from privet.data import Categorical, Schema
@@ -238,9 +228,10 @@ def test_noise_hook_refuses_outside_pytest(monkeypatch):
             pass
 
 
-def test_without_noise_close_to_non_private_boosting(adult, adult_test):
+def test_without_noise_close_to_non_private_boosting():
     """Noise off, the booster is a plain boosted additive model on the schema's bins:
     its test AUC must be within 0.01 of sklearn's HistGradientBoosting on the same codes."""
+    adult, adult_test = load_dataset("adult"), load_dataset("adult_test")
     schema = adult.schema
     with noise_disabled_for_tests():
         m = DPGradientBoostingClassifier(epsilon=1.0, schema=schema, random_state=0)
