@@ -10,7 +10,7 @@ import pytest
 from scipy import stats
 
 from privet.data import Categorical, Schema, load_dataset
-from privet.errors import BudgetExceededError, InvalidParameterError, NotFittedError, SchemaError
+from privet.errors import BudgetExceededError, NotFittedError, SchemaError
 from privet.learners import DPID3Classifier, ID3Classifier, PrivacyWarning
 from privet.ledger import Guarantee, Ledger
 
@@ -78,26 +78,6 @@ def test_two_fits_compose_sequentially_and_third_is_refused_before_reading_data(
         )
     assert len(led.charges) == n
     assert led.spent().epsilon == pytest.approx(1.0)
-
-
-@pytest.mark.parametrize(
-    "params, match",
-    [
-        ({"epsilon": 0.0}, "epsilon"),
-        ({"epsilon": -1.0}, "epsilon"),
-        ({"epsilon": float("nan")}, "epsilon"),
-        ({"max_depth": -1}, "max_depth"),
-        ({"leaf": "median"}, "leaf"),
-        ({"ledger": "budget.sqlite"}, "must be a privet Ledger"),
-    ],
-)
-def test_bad_parameters_give_privet_errors_and_charge_nothing(car, params, match):
-    led = Ledger(budget=Guarantee(1.0))
-    kwargs = {"schema": car.schema, "ledger": led, **params}
-    with pytest.raises(InvalidParameterError, match=match):
-        DPID3Classifier(**kwargs).fit(car.X, car.y)
-    assert led.charges == []
-    assert led.remaining().epsilon == 1.0
 
 
 def test_bad_data_charges_nothing(car):
