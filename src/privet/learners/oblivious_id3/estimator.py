@@ -302,21 +302,16 @@ class ObliviousID3Classifier(BaseTreeClassifier):
         """Fit under the ledger's budget; raises before reading data if it cannot."""
         _validate_params(self)
         self._check_split_budget()
-        self.schema_ = self._resolve_schema(X, y)
-        plan = self.privacy_plan(self.schema_)
-        scope = self._scope(float(self.epsilon))
-        with self._reserve(plan, scope) as res:
-            codes, y_codes = self._prepare(X, y)
-            if self.backend == "reference":
-                self.tree_ = self._grow(scope, codes, y_codes, self._claim_rule())
-            else:
-                self.model_ = self._train_protocol(scope, codes, y_codes, self._claim_rule())
-                self.tree_ = None  # the model stays secret-shared among the parties
-        self._fitted_common(self.schema_)
+        self._fit_reserved(X, y)
         self.width_ = self.schema_.max_domain_size
-        self.privacy_spent_ = res.used()
-        self.privacy_claim_ = plan.claim
         return self
+
+    def _train(self, scope: Scope, codes: np.ndarray, y_codes: np.ndarray) -> None:
+        if self.backend == "reference":
+            self.tree_ = self._grow(scope, codes, y_codes, self._claim_rule())
+        else:
+            self.model_ = self._train_protocol(scope, codes, y_codes, self._claim_rule())
+            self.tree_ = None  # the model stays secret-shared among the parties
 
     def _grow(
         self,
