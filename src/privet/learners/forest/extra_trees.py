@@ -67,7 +67,8 @@ def random_structure(
 ) -> TreeBuilder:
     """The splits of an extra tree, drawn from public randomness (no data read).
 
-    Depth first, so that the draws are those of the node-by-node grower.
+    Depth first: a ``random_state`` gives the same splits whichever way the
+    leaves are then released.
     """
     builder = TreeBuilder(n_classes)
 
@@ -173,8 +174,8 @@ def _leaves_in_scopes(
 ) -> list[tuple[int, Scope, np.ndarray]]:
     """Each leaf of ``structure`` with its own scope and rows, depth first.
 
-    A leaf's scope is its part of the partition of every split above it, made
-    in the order of the node-by-node grower.
+    A leaf's scope is its part of the partition of every split above it; the
+    partitions are made depth first, the order in which the splits were drawn.
     """
     leaves: list[tuple[int, Scope, np.ndarray]] = []
 
