@@ -14,7 +14,7 @@ import threading
 import warnings
 from collections.abc import Iterator
 from numbers import Integral, Real
-from typing import Any
+from typing import Any, Self
 
 import numpy as np
 import pandas as pd
@@ -280,6 +280,34 @@ class BaseTreeClassifier(ClassifierMixin, BaseEstimator):
             caller=type(self).__name__,
             on_abandon="release" if backend == "reference" else "charge",
         )
+
+    # -- fit -------------------------------------------------------------------
+    def _fit_reserved(self, X: Any, y: Any) -> Self:
+        """``fit`` after the parameter checks, in the order of the module docstring.
+
+        Resolves the schema, builds the plan, picks the scope (:meth:`_fit_scope`)
+        and reserves the plan there; only then reads the data and trains
+        (:meth:`_train`) inside the reservation. Sets ``classes_``,
+        ``privacy_spent_`` (what the reservation used) and ``privacy_claim_``.
+        """
+        self.schema_ = self._resolve_schema(X, y)
+        plan = self.privacy_plan(self.schema_)
+        scope = self._fit_scope(plan)
+        with self._reserve(plan, scope) as res:
+            codes, y_codes = self._prepare(X, y)
+            self._train(scope, codes, y_codes)
+        self._fitted_common(self.schema_)
+        self.privacy_spent_ = res.used()
+        self.privacy_claim_ = plan.claim
+        return self
+
+    def _fit_scope(self, plan: PrivacyPlan) -> Scope:
+        """The scope that ``fit`` charges: by default :meth:`_scope` with budget ``epsilon``."""
+        return self._scope(float(self.epsilon))
+
+    def _train(self, scope: Scope, codes: np.ndarray, y_codes: np.ndarray) -> None:
+        """Train on the encoded data, charging ``scope``, inside the fit's reservation."""
+        raise NotImplementedError
 
     def _fitted_common(self, schema: Schema) -> None:
         self.classes_ = np.asarray(schema.classes, dtype=object)

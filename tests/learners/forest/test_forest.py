@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from privet.errors import BudgetExceededError, InvalidParameterError, UnsupportedEntryError
+from privet.errors import BudgetExceededError, UnsupportedEntryError
 from privet.learners.forest import DPExtraTreesClassifier, DPRandomForestClassifier
 from privet.learners.oblivious_id3 import ObliviousID3Classifier
 from privet.learners.partial_mpc_id3 import PartialMPCID3Classifier
@@ -161,29 +161,6 @@ def test_forest_over_budget_is_refused_before_data(car):
     with pytest.raises(BudgetExceededError, match="over its budget"):
         m.fit(car.X, car.y)  # proven 1.586 > 1.5 although the claim is 1.0
     assert led.charges == [] and led.remaining().epsilon == 1.5
-
-
-@pytest.mark.parametrize(
-    "cls, params, match",
-    [
-        (DPRandomForestClassifier, {"n_estimators": 0}, "n_estimators"),
-        (DPRandomForestClassifier, {"tree": "cart"}, "tree"),
-        (DPRandomForestClassifier, {"sampling": "bootstrap"}, "sampling"),
-        (DPRandomForestClassifier, {"sampling": "poisson", "sampling_rate": 0.0}, "sampling_rate"),
-        (DPRandomForestClassifier, {"sampling": "poisson", "sampling_rate": 1.5}, "sampling_rate"),
-        (DPRandomForestClassifier, {"sampling_rate": 0.1}, "sampling='poisson' only"),
-        (DPRandomForestClassifier, {"split_fraction": 1.0}, "split_fraction"),
-        (DPRandomForestClassifier, {"epsilon": -1.0}, "epsilon"),
-        (DPExtraTreesClassifier, {"leaf": "median"}, "leaf"),
-        (DPExtraTreesClassifier, {"max_depth": -1}, "max_depth"),
-        (DPExtraTreesClassifier, {"ledger": object()}, "must be a privet Ledger"),
-    ],
-)
-def test_bad_parameters_give_privet_errors_and_charge_nothing(car, cls, params, match):
-    led = Ledger(budget=Guarantee(1.0))
-    with pytest.raises(InvalidParameterError, match=match):
-        cls(**{"schema": car.schema, "ledger": led, **params}).fit(car.X, car.y)
-    assert led.charges == [] and led.remaining().epsilon == 1.0
 
 
 @pytest.mark.parametrize("cls, kw", FORESTS)

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 import pytest
 from scipy import stats
 
-from privet.errors import BudgetExceededError, InvalidParameterError, NotFittedError
-from privet.learners import DPID3Classifier, ID3Classifier
+from privet.errors import BudgetExceededError, NotFittedError
+from privet.learners import DPID3Classifier
 from privet.learners.partial_mpc_id3 import PartialMPCID3Classifier
 from privet.ledger import Guarantee, Ledger
 
@@ -70,28 +69,6 @@ def test_refused_before_reading_data_and_nothing_charged(car):
     assert led.remaining().epsilon == pytest.approx(0.2)
 
 
-@pytest.mark.parametrize(
-    "params, match",
-    [
-        ({"epsilon": 0.0}, "epsilon"),
-        ({"epsilon": -1.0}, "epsilon"),
-        ({"epsilon": float("nan")}, "epsilon"),
-        ({"epsilon": float("inf")}, "epsilon"),
-        ({"max_depth": -1}, "max_depth"),
-        ({"max_depth": 1.5}, "max_depth"),
-        ({"leaf": "median"}, "leaf"),
-        ({"backend": "mpyc"}, "backend"),
-        ({"ledger": "budget.sqlite"}, "must be a privet Ledger"),
-    ],
-)
-def test_bad_parameters_give_privet_errors_and_charge_nothing(car, params, match):
-    led = Ledger(budget=Guarantee(1.0))
-    with pytest.raises(InvalidParameterError, match=match):
-        PartialMPCID3Classifier(**{"schema": car.schema, "ledger": led, **params}).fit(car.X, car.y)
-    assert led.charges == []
-    assert led.remaining().epsilon == 1.0
-
-
 def test_predictions_are_valid(car):
     m = PartialMPCID3Classifier(epsilon=2.0, max_depth=2, schema=car.schema)
     with pytest.raises(NotFittedError, match="fit"):
@@ -100,23 +77,6 @@ def test_predictions_are_valid(car):
     assert set(m.predict(car.X)) <= set(car.schema.classes)
     p = m.predict_proba(car.X.iloc[:40])
     assert p.shape == (40, 4) and np.allclose(p.sum(axis=1), 1.0) and (p >= 0).all()
-
-
-def test_root_split_follows_the_exponential_mechanism(toy):
-    """Alg. 8: P(a) ∝ exp(eps' q_a / 2) with eps' = eps/(h+1) (chi-square, alpha = 1e-4)."""
-    X, y, schema = toy
-    from privet.learners._trees.scores import contingency, max_operator
-
-    codes, yc = schema.encode(X), schema.encode_target(pd.Series(y))
-    q = np.array([max_operator(contingency(codes[:, a], yc, 2, 2)) for a in range(2)])
-    p = np.exp(0.2 * q / 2)
-    p /= p.sum()
-    trials = 400
-    picks = np.zeros(2)
-    for _ in range(trials):
-        m = PartialMPCID3Classifier(epsilon=0.4, max_depth=1, schema=schema).fit(X, y)
-        picks[m.tree_.feature[0]] += 1
-    assert stats.chisquare(picks, trials * p).pvalue > 1e-4, (picks, trials * p)
 
 
 def test_output_distribution_matches_dp_id3(toy):
@@ -136,24 +96,6 @@ def test_output_distribution_matches_dp_id3(toy):
     table = np.array([[a.count(k) for k in keys], [b.count(k) for k in keys]])
     table = table[:, table.sum(axis=0) >= 5]  # chi-square needs non-tiny cells
     assert stats.chi2_contingency(table).pvalue > 1e-4, table
-
-
-def test_accuracy_near_non_private_id3_at_large_epsilon(car):
-    # Per fit the accuracy varies (0.70-0.79 over 60 fits: ties between attributes at
-    # the root are broken at random); the mean of 10 fits has sd ~0.008, so a margin
-    # of 0.07 below the non-private tree fails by chance with probability < 1e-6.
-    base = ID3Classifier(max_depth=3, schema=car.schema).fit(car.X, car.y)
-    acc_base = np.mean(base.predict(car.X) == car.y.to_numpy())
-    accs = [
-        np.mean(
-            PartialMPCID3Classifier(epsilon=40.0, max_depth=3, schema=car.schema)
-            .fit(car.X, car.y)
-            .predict(car.X)
-            == car.y.to_numpy()
-        )
-        for _ in range(10)
-    ]
-    assert np.mean(accs) > acc_base - 0.07
 
 
 def test_replace_one_ledger_proves_more_than_the_claim(car):

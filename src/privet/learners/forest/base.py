@@ -143,7 +143,7 @@ class _BaseDPForest(BaseTreeClassifier):
             self._plan_tree(plan.partition(k, stable=True, label="tree"), schema, claim)
         return plan
 
-    def _forest_scope(self, plan: PrivacyPlan) -> Scope:
+    def _fit_scope(self, plan: PrivacyPlan) -> Scope:
         if self.ledger is None:
             # A ledger sized to what the plan proves (the Poisson forest costs more
             # than epsilon, and more than its claim).
@@ -183,21 +183,15 @@ class _BaseDPForest(BaseTreeClassifier):
         """Fit the k trees under one reservation; raises before reading data if it cannot."""
         self._validate()
         self._check_before_data()
-        self.schema_ = self._resolve_schema(X, y)
-        plan = self.privacy_plan(self.schema_)
-        scope = self._forest_scope(plan)
+        return self._fit_reserved(X, y)
+
+    def _train(self, scope: Scope, codes: np.ndarray, y_codes: np.ndarray) -> None:
+        """Every tree's scope and rows drawn first, then each tree grown in its scope."""
         rng = check_random_state(self.random_state)
         claim = self._claim_rule()
-        with self._reserve(plan, scope) as res:
-            codes, y_codes = self._prepare(X, y)
-            subsets = self._subsets(scope, codes.shape[0], rng)
-            self._check_subsets(subsets)
-            fitted = [self._grow_tree(sc, codes, y_codes, rows, claim, rng) for sc, rows in subsets]
-        self._store(fitted)
-        self._fitted_common(self.schema_)
-        self.privacy_spent_ = res.used()
-        self.privacy_claim_ = plan.claim
-        return self
+        subsets = self._subsets(scope, codes.shape[0], rng)
+        self._check_subsets(subsets)
+        self._store([self._grow_tree(sc, codes, y_codes, rows, claim, rng) for sc, rows in subsets])
 
     # -- predict -----------------------------------------------------------------
     def _codes_for_predict(self, X: Any) -> np.ndarray:

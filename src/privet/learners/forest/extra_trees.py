@@ -67,7 +67,8 @@ def random_structure(
 ) -> TreeBuilder:
     """The splits of an extra tree, drawn from public randomness (no data read).
 
-    Depth first, so that the draws are those of the node-by-node grower.
+    Depth first: a ``random_state`` gives the same splits whichever way the
+    leaves are then released.
     """
     builder = TreeBuilder(n_classes)
 
@@ -105,14 +106,42 @@ def grow_extra_tree(
     released by one charge in the tree's scope; otherwise each leaf is charged
     in its own scope (all in one batch).
     """
-    relation = scope.ledger.relation
-    if not one_leaf_release(leaf, relation):
-        return _grow_extra_tree_by_leaf(
-            ops, scope, schema, depth=depth, epsilon=epsilon, leaf=leaf, claim=claim, rng=rng,
-            rows=rows,
-        )  # fmt: skip
     builder = random_structure(ops.n_attributes, ops.sizes, depth, rng, ops.n_classes)
     structure = builder.build()
+    if one_leaf_release(leaf, scope.ledger.relation):
+        nodes, values = _release_all_leaves(
+            ops, structure, scope, epsilon=epsilon, leaf=leaf, claim=claim, rows=rows
+        )
+    else:
+        leaves = _leaves_in_scopes(ops, structure, scope, schema, rows)
+        nodes = [node for node, _, _ in leaves]
+        values = ops.release_leaves(
+            [(sc, r) for _, sc, r in leaves],
+            leaf=leaf,
+            epsilon=epsilon,
+            claim=claim("leaf", epsilon),
+        )
+    for node, value in zip(nodes, values, strict=True):
+        builder.set_leaf(int(node), value)
+    return builder.build()
+
+
+def _release_all_leaves(
+    ops: ReferenceOps,
+    structure: Tree,
+    scope: Scope,
+    *,
+    epsilon: float,
+    leaf: str,
+    claim: ClaimRule,
+    rows: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The leaves of ``structure`` and their values, by one release in the tree's scope.
+
+    The rows are routed to their leaves in one vectorised pass; the leaves x
+    classes counts are released together (Laplace counts or one EM label per leaf).
+    """
+    relation = scope.ledger.relation
     leaf_nodes = np.flatnonzero(structure.feature < 0)
     position = np.full(structure.node_count, -1, dtype=np.int64)
     position[leaf_nodes] = np.arange(leaf_nodes.size)
@@ -137,46 +166,32 @@ def grow_extra_tree(
             disjoint_rows=True,
         )
         values = np.eye(c)[np.asarray(labels, dtype=np.int64)]
-    for node, value in zip(leaf_nodes, values, strict=True):
-        builder.set_leaf(int(node), value)
-    return builder.build()
+    return leaf_nodes, values
 
 
-def _grow_extra_tree_by_leaf(
-    ops: ReferenceOps,
-    scope: Scope,
-    schema: Schema,
-    *,
-    depth: int,
-    epsilon: float,
-    leaf: str,
-    claim: ClaimRule,
-    rng: np.random.Generator,
-    rows: np.ndarray,
-) -> Tree:
-    """The node-by-node grower: every leaf in its own scope of the split partitions."""
-    builder = TreeBuilder(ops.n_classes)
+def _leaves_in_scopes(
+    ops: ReferenceOps, structure: Tree, scope: Scope, schema: Schema, rows: np.ndarray
+) -> list[tuple[int, Scope, np.ndarray]]:
+    """Each leaf of ``structure`` with its own scope and rows, depth first.
+
+    A leaf's scope is its part of the partition of every split above it; the
+    partitions are made depth first, the order in which the splits were drawn.
+    """
     leaves: list[tuple[int, Scope, np.ndarray]] = []
 
-    def grow(node: int, sc: Scope, rows: np.ndarray, attrs: list[int], h: int) -> None:
-        if h == 0 or not attrs:
+    def walk(node: int, sc: Scope, rows: np.ndarray) -> None:
+        attr = int(structure.feature[node])
+        if attr < 0:
             leaves.append((node, sc, rows))
             return
-        best = attrs[int(rng.integers(len(attrs)))]
-        kids = builder.split(node, best, ops.sizes[best])
-        parts = sc.partition(scope_labels(schema, best))
-        rest = [a for a in attrs if a != best]
-        for kid, part, sub in zip(kids, parts, ops.partition(rows, best), strict=True):
-            grow(kid, part, sub, rest, h - 1)
+        start = int(structure.child_start[node])
+        kids = structure.children[start : start + ops.sizes[attr]]
+        parts = sc.partition(scope_labels(schema, attr))
+        for kid, part, sub in zip(kids, parts, ops.partition(rows, attr), strict=True):
+            walk(int(kid), part, sub)
 
-    root = builder.add_node(0)
-    grow(root, scope, rows, list(range(ops.n_attributes)), depth)
-    values = ops.release_leaves(
-        [(sc, r) for _, sc, r in leaves], leaf=leaf, epsilon=epsilon, claim=claim("leaf", epsilon)
-    )
-    for (node, _, _), value in zip(leaves, values, strict=True):
-        builder.set_leaf(node, value)
-    return builder.build()
+    walk(0, scope, rows)
+    return leaves
 
 
 class DPExtraTreesClassifier(_BaseDPForest):

@@ -211,6 +211,20 @@ class ObliviousID3Classifier(BaseTreeClassifier):
         frac = float(self.split_fraction)
         return frac * eps / h, (1.0 - frac) * eps
 
+    def _tree_settings(self, schema: Schema | None) -> dict[str, Any]:
+        """The tree's depth, split and leaf rules and their budgets, as keyword arguments.
+
+        The planner, the plaintext grower and the MPC run all take these five.
+        """
+        eps_split, eps_leaf = self._budgets(schema)
+        return {
+            "depth": self._depth(schema),
+            "split": self.split,
+            "split_epsilon": eps_split,
+            "leaf_epsilon": eps_leaf,
+            "leaf": self.leaf,
+        }
+
     def _claim_rule(self) -> ClaimRule:
         if self.split != "exact":
             return no_claim  # the paper does not analyse this variant
@@ -223,18 +237,13 @@ class ObliviousID3Classifier(BaseTreeClassifier):
         return rule
 
     def _plan_into(self, node: PlanNode, schema: Schema | None, claim: ClaimRule) -> None:
-        eps_split, eps_leaf = self._budgets(schema)
         plan_oblivious(
             node,
-            depth=self._depth(schema),
             width=schema.max_domain_size if schema is not None else 2,
-            split=self.split,
-            split_epsilon=eps_split,
-            leaf_epsilon=eps_leaf,
-            leaf=self.leaf,
             relation=relation_of(self.ledger),
             claim=claim,
             accounting=self._accounting(schema),
+            **self._tree_settings(schema),
         )
 
     def _accounting(self, schema: Schema | None) -> NoiseAccounting:
@@ -293,21 +302,16 @@ class ObliviousID3Classifier(BaseTreeClassifier):
         """Fit under the ledger's budget; raises before reading data if it cannot."""
         _validate_params(self)
         self._check_split_budget()
-        self.schema_ = self._resolve_schema(X, y)
-        plan = self.privacy_plan(self.schema_)
-        scope = self._scope(float(self.epsilon))
-        with self._reserve(plan, scope) as res:
-            codes, y_codes = self._prepare(X, y)
-            if self.backend == "reference":
-                self.tree_ = self._grow(scope, codes, y_codes, self._claim_rule())
-            else:
-                self.model_ = self._train_protocol(scope, codes, y_codes, self._claim_rule())
-                self.tree_ = None  # the model stays secret-shared among the parties
-        self._fitted_common(self.schema_)
+        self._fit_reserved(X, y)
         self.width_ = self.schema_.max_domain_size
-        self.privacy_spent_ = res.used()
-        self.privacy_claim_ = plan.claim
         return self
+
+    def _train(self, scope: Scope, codes: np.ndarray, y_codes: np.ndarray) -> None:
+        if self.backend == "reference":
+            self.tree_ = self._grow(scope, codes, y_codes, self._claim_rule())
+        else:
+            self.model_ = self._train_protocol(scope, codes, y_codes, self._claim_rule())
+            self.tree_ = None  # the model stays secret-shared among the parties
 
     def _grow(
         self,
@@ -318,7 +322,6 @@ class ObliviousID3Classifier(BaseTreeClassifier):
         rows: np.ndarray | None = None,
     ) -> Tree:
         schema = self.schema_
-        eps_split, eps_leaf = self._budgets(schema)
         ops = OneHotOps(
             codes,
             y_codes,
@@ -327,16 +330,7 @@ class ObliviousID3Classifier(BaseTreeClassifier):
             noise=resolve_noise(self.noise, self.backend),
         )
         return grow_oblivious(
-            ops,
-            scope,
-            schema,
-            depth=self._depth(schema),
-            split=self.split,
-            split_epsilon=eps_split,
-            leaf_epsilon=eps_leaf,
-            leaf=self.leaf,
-            claim=claim,
-            rows=rows,
+            ops, scope, schema, claim=claim, rows=rows, **self._tree_settings(schema)
         )
 
     def _train_protocol(
@@ -381,16 +375,12 @@ class ObliviousID3Classifier(BaseTreeClassifier):
                 y_codes,
                 schema.domain_sizes,
                 schema.n_classes,
-                depth=self._depth(schema),
-                split=self.split,
-                split_epsilon=eps_split,
-                leaf_epsilon=eps_leaf,
-                leaf=self.leaf,
                 numbers=numbers,
                 sample_rate=sample_rate,
                 backend=self.backend,
                 parties=self.parties,
                 timeout=self.timeout,
+                **self._tree_settings(schema),
             )
         with interrupts_deferred():  # the run is over: its charges must all land
             charge_oblivious_run(

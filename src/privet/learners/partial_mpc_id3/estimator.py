@@ -231,16 +231,10 @@ class PartialMPCID3Classifier(BaseTreeClassifier):
         """Fit under the ledger's budget; raises BudgetExceededError before reading data."""
         _validate_params(self)
         self._check_noise()
-        self.schema_ = self._resolve_schema(X, y)
-        plan = self.privacy_plan(self.schema_)
-        scope = self._scope(float(self.epsilon))
-        with self._reserve(plan, scope) as res:
-            codes, y_codes = self._prepare(X, y)
-            self.tree_ = self._grow(scope, codes, y_codes, self._claim_rule())
-        self._fitted_common(self.schema_)
-        self.privacy_spent_ = res.used()
-        self.privacy_claim_ = plan.claim
-        return self
+        return self._fit_reserved(X, y)
+
+    def _train(self, scope: Scope, codes: np.ndarray, y_codes: np.ndarray) -> None:
+        self.tree_ = self._grow(scope, codes, y_codes, self._claim_rule())
 
     def _grow(
         self,
