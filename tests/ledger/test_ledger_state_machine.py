@@ -35,7 +35,7 @@ from hypothesis.stateful import (
     rule,
 )
 
-from privet.errors import BudgetExceededError
+from privet.errors import BudgetExceededError, InvalidParameterError
 from privet.ledger import Guarantee, Ledger
 from privet.ledger import tree as ledger_tree
 
@@ -332,3 +332,34 @@ def test_spent_during_a_scoped_reservation_composes_one_tree():
         during = led.spent()  # 1.25: over the budget, although max(0.5, 0.75) = 0.75
     assert led.spent() == Guarantee(0.75)
     assert during == Guarantee(0.75)
+
+
+def test_spent_by_composes_only_the_given_reservations(tmp_path):
+    """``Ledger.spent_by``: a model's own spend over several reservations, composed by the
+    ledger (parallel across a partition, amplified in a subsample), nothing else counted."""
+    led = Ledger.open(tmp_path / "budget.sqlite", "d", budget=Guarantee(10.0))
+    a, b = led.root.partition(["a", "b"])
+    sub = led.root.subsample(0.05, "poisson")
+    with led.reserve(Guarantee(1.0), scope=a) as in_a:
+        a.charge(1.0, mechanism="in a")
+    with led.reserve(Guarantee(0.5), scope=b) as in_b:
+        b.charge(0.5, mechanism="in b")
+    with led.reserve(Guarantee(1.0)) as in_sub:
+        sub.charge(3.0, mechanism="subsampled")  # ln(1 + 0.05 (e^3 - 1)) = 0.670
+    led.root.charge(2.0, mechanism="no reservation")
+    amplified = math.log1p(0.05 * math.expm1(3.0))
+
+    assert led.spent_by([]) == Guarantee(0.0)
+    assert led.spent_by([in_a]) == Guarantee(1.0) == in_a.used()
+    assert led.spent_by([in_a, in_b]) == Guarantee(1.0)  # disjoint parts: the maximum
+    assert led.spent_by([in_b, in_sub]).epsilon == pytest.approx(0.5 + amplified)
+    assert led.spent_by([in_a, in_b, in_sub]).epsilon == pytest.approx(1.0 + amplified)
+    assert led.spent().epsilon == pytest.approx(3.0 + amplified)  # with the unreserved charge
+    with led.reserve(Guarantee(1.0)) as still_open:
+        led.root.charge(0.25, mechanism="open")
+        assert led.spent_by([still_open]) == Guarantee(0.25) == still_open.used()
+    # a reservation of another ledger (another handle on the same file included) is
+    # refused: its id would name a different reservation here
+    other = Ledger.open(tmp_path / "budget.sqlite", "d")
+    with pytest.raises(InvalidParameterError, match="another ledger"):
+        other.spent_by([in_a])

@@ -253,6 +253,27 @@ class Ledger(History):
             self._refresh()
             return self._bound_all().guarantee
 
+    def spent_by(self, reservations: Iterable[Reservation]) -> Guarantee:
+        """Composed cost of the charges made inside ``reservations``, open or closed.
+
+        What one model has spent over several calls (its fit, then batches of
+        private predictions) without the charges of anything else on this
+        ledger. The ledger composes them over its scope tree, as for
+        :meth:`spent`: charges in disjoint parts of a partition count once.
+        """
+        reservations = list(reservations)
+        for r in reservations:
+            if not isinstance(r, Reservation) or r._ledger is not self:
+                raise InvalidParameterError(
+                    f"spent_by takes reservations made by this ledger's reserve(), got {r!r} "
+                    "(from another ledger, or not a reservation)."
+                )
+        ids = {r.id for r in reservations}
+        with self._lock:
+            self._refresh()
+            cost = self._pair_filtered(self._root_id, lambda rec: rec.reservation in ids)[1]
+            return best_guarantee(cost, self.budget.delta).guarantee
+
     def spent_bound(self) -> Bound:
         """Like :meth:`spent`, with the accountant that proved it."""
         with self._lock:

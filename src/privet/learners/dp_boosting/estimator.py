@@ -244,7 +244,7 @@ class DPGradientBoostingClassifier(BaseTreeClassifier):
         self.schema_ = schema
         scope = self._scope_for_fit()
         n_out = 1 if schema.n_classes == 2 else schema.n_classes
-        with self.ledger_.reserve(plan, scope=scope, caller=type(self).__name__):
+        with self.ledger_.reserve(plan, scope=scope, caller=type(self).__name__) as res:
             codes, y_codes = self._prepare(X, y)
             self.trees_ = boost(
                 scope,
@@ -264,7 +264,7 @@ class DPGradientBoostingClassifier(BaseTreeClassifier):
         self.sigma_ = sigma
         self.n_estimators_ = len(self.trees_)
         self.noise_disabled_for_tests_ = not noise_enabled()
-        self.privacy_spent_ = scope.spent()
+        self.privacy_spent_ = res.used()
         return self
 
     # -- predict -------------------------------------------------------------------

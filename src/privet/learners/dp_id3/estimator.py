@@ -13,7 +13,7 @@ from privet.learners._params import Interval, StrOptions
 from privet.learners._trees.accounting import exponential_mechanism, histogram_mechanism
 from privet.learners._trees.scores import contingency, max_operator
 from privet.learners._trees.tree import TreeBuilder
-from privet.ledger import Claim, Exponential, Laplace, NeighbouringRelation, PrivacyPlan
+from privet.ledger import Claim, Exponential, Laplace, NeighbouringRelation, PrivacyPlan, Scope
 
 CLAIM_SOURCE = "seed 000, App. A.2, Alg. 6 (DPTree)"
 
@@ -168,16 +168,10 @@ class DPID3Classifier(BaseTreeClassifier):
     def fit(self, X: Any, y: Any) -> DPID3Classifier:
         """Fit under the ledger's budget; raises BudgetExceededError before reading data."""
         _validate_params(self)
-        self.schema_ = self._resolve_schema(X, y)
-        plan = self.privacy_plan(self.schema_)
-        scope = self._scope(float(self.epsilon))
-        with self._reserve(plan, scope):
-            codes, y_codes = self._prepare(X, y)
-            self.tree_ = self._grow(scope, codes, y_codes)
-        self._fitted_common(self.schema_)
-        self.privacy_spent_ = scope.spent()
-        self.privacy_claim_ = plan.claim
-        return self
+        return self._fit_reserved(X, y)
+
+    def _train(self, scope: Scope, codes: np.ndarray, y_codes: np.ndarray) -> None:
+        self.tree_ = self._grow(scope, codes, y_codes)
 
     def _grow(self, scope: Any, codes: np.ndarray, y_codes: np.ndarray) -> Any:
         """Algorithm 6, one level at a time.

@@ -93,6 +93,7 @@ class FederatedDPTreeClassifier(BaseTreeClassifier):
         Every released noisy sum by key (the protocol's public transcript).
     ledger_ : Ledger
     privacy_spent_ : Guarantee
+        What the ledger proves for this fit.
     privacy_claim_ : Claim
     n_owners_ : int
     classes_, schema_, n_features_in_
@@ -357,7 +358,7 @@ class FederatedDPTreeClassifier(BaseTreeClassifier):
         plan = self.privacy_plan(schema)
         scope = self._scope(float(self.epsilon))
         caller = type(self).__name__
-        with self.ledger_.reserve(plan, scope=scope, caller=caller):
+        with self.ledger_.reserve(plan, scope=scope, caller=caller) as res:
             data = self._validate_owners(parts)  # reads private values; charges nothing
             labels = [str(c) for c in schema.classes]
             if self.backend == "reference":
@@ -391,7 +392,7 @@ class FederatedDPTreeClassifier(BaseTreeClassifier):
         self._fitted_common(schema)
         self.n_features_in_ = schema.n_features
         self.n_owners_ = params.parties
-        self.privacy_spent_ = scope.spent()
+        self.privacy_spent_ = res.used()
         self.privacy_claim_ = plan.claim
         return self
 

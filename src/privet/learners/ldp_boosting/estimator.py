@@ -340,7 +340,7 @@ class LDPBoostingClassifier(ClassifierMixin, BaseEstimator):
         plan = self.privacy_plan(schema)
         scope = self._scope()
         caller = type(self).__name__
-        with self.ledger_.reserve(plan, scope=scope, caller=caller):
+        with self.ledger_.reserve(plan, scope=scope, caller=caller) as res:
             Xu = self._scale(schema, X, what="fit")
             if y is None:
                 raise SchemaError(f"{caller} requires y; pass the class labels.")
@@ -391,7 +391,7 @@ class LDPBoostingClassifier(ClassifierMixin, BaseEstimator):
         self.owner_groups_ = [labels[g] for g in groups]
         self.classes_ = np.asarray(schema.classes)
         self.n_features_in_ = schema.n_features
-        self.privacy_spent_ = scope.spent()
+        self.privacy_spent_ = res.used()
         self.privacy_claim_ = plan.claim
         return self
 

@@ -100,7 +100,11 @@ class MatrixRandomForestClassifier(BaseTreeClassifier):
         Per ensemble: the chosen strategy and the squared errors compared.
     timings_ : dict
         Seconds of optimisation, training, and prediction (last batch).
-    ledger_, privacy_spent_, privacy_claim_, classes_, schema_, n_features_in_
+    privacy_spent_ : Guarantee
+        What the ledger proves for this model's charges: the fit's, and in
+        ``prediction`` mode also every batch of predictions so far (not the
+        charges of other fits on the same ledger).
+    ledger_, privacy_claim_, classes_, schema_, n_features_in_
 
     Notes
     -----
@@ -251,7 +255,7 @@ class MatrixRandomForestClassifier(BaseTreeClassifier):
         schema = self.schema_
         d_bar = schema.n_features if self.max_features is None else int(self.max_features)
         timings = {"optimisation": 0.0, "training": 0.0, "prediction": 0.0}
-        with self.ledger_.reserve(plan, scope=scope, caller=caller):
+        with self.ledger_.reserve(plan, scope=scope, caller=caller) as res:
             scope.charge(PureDP(epsilon=0.0), mechanism="none", caller=caller, step=TREE_STEP)
             self.ensembles_ = build_forest(
                 schema.domain_sizes,
@@ -273,7 +277,8 @@ class MatrixRandomForestClassifier(BaseTreeClassifier):
             timings["training"] = time.perf_counter() - start
         self._fitted_common(schema)
         self.timings_ = timings
-        self.privacy_spent_ = scope.spent()
+        self._spending = [res]  # this model's reservations: the fit, then prediction batches
+        self.privacy_spent_ = res.used()
         self.privacy_claim_ = plan.claim
         return self
 
@@ -366,7 +371,7 @@ class MatrixRandomForestClassifier(BaseTreeClassifier):
                 for ens, vals in zip(self.ensembles_, self.leaf_values_, strict=True)
             )
         plan = self.prediction_plan()
-        with self.ledger_.reserve(plan, scope=self._scope_, caller=type(self).__name__):
+        with self.ledger_.reserve(plan, scope=self._scope_, caller=type(self).__name__) as res:
             start = time.perf_counter()
             self.timings_["optimisation"] = 0.0
             total = sum(
@@ -376,7 +381,8 @@ class MatrixRandomForestClassifier(BaseTreeClassifier):
             self.timings_["prediction"] = (
                 time.perf_counter() - start - self.timings_["optimisation"]
             )
-        self.privacy_spent_ = self._scope_.spent()
+        self._spending.append(res)
+        self.privacy_spent_ = self.ledger_.spent_by(self._spending)
         return total
 
     def _release(self, i: int, q_codes: np.ndarray) -> np.ndarray:
