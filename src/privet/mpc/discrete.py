@@ -79,7 +79,7 @@ from privet.mechanisms.bitwise_geometric import (
 from privet.mpc import fixedpoint as fx
 from privet.mpc._runtime import get_runtime
 from privet.mpc.mechanisms import _check_noise_fits, _check_positive
-from privet.mpc.sharing import reveal, to_fixed_point
+from privet.mpc.sharing import reveal, reveal_onehot_index, to_fixed_point
 
 mpc = get_runtime()
 
@@ -336,11 +336,7 @@ class SecureReportNoisyMax:
         self, scores: SecureArray, *, label: str = "report-noisy-max choice"
     ) -> Any:
         """Run :meth:`select` and open only the chosen index."""
-        onehot = self.select(scores)
-        d = onehot.shape[-1]
-        index = mpc.np_sum(onehot * np.arange(d, dtype=np.int64), axis=len(onehot.shape) - 1)
-        opened = await reveal(index, label=label, entry=self)
-        opened = np.rint(np.asarray(opened, dtype=float)).astype(int)
+        opened = await reveal_onehot_index(self.select(scores), label=label, entry=self)
         return int(opened) if opened.ndim == 0 else opened
 
 

@@ -17,7 +17,7 @@ import numpy as np
 from privet.errors import InvalidParameterError
 from privet.mpc._runtime import get_runtime
 from privet.mpc.discrete import SecureReportNoisyMax
-from privet.mpc.sharing import reveal
+from privet.mpc.sharing import reveal, reveal_onehot_index
 
 mpc = get_runtime()
 
@@ -213,11 +213,8 @@ async def public_zero_test(x: SecureArray, *, label: str, entry: object) -> np.n
 
 
 async def reveal_index(onehot: SecureArray, *, label: str, entry: object) -> np.ndarray:
-    """Open the index of the 1 in each row of a secret one-hot array."""
-    d = onehot.shape[-1]
-    index = mpc.np_sum(onehot * np.arange(d, dtype=np.int64), axis=len(onehot.shape) - 1)
-    opened = await reveal(index, label=label, entry=entry)
-    return np.rint(np.asarray(opened, dtype=float)).astype(np.int64).reshape(-1)
+    """Open the index of the 1 in each row of a secret one-hot array, as a flat array."""
+    return (await reveal_onehot_index(onehot, label=label, entry=entry)).reshape(-1)
 
 
 def bits_needed(largest: float) -> int:
