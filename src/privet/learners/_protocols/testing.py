@@ -42,6 +42,7 @@ from typing import Any
 
 import numpy as np
 
+from privet.data import Schema
 from privet.errors import PrivetError
 from privet.learners._protocols.noise import ENV_ALLOW, ENV_VAR, FixedNoise
 from privet.learners._protocols.numbers import SecureNumbers
@@ -79,18 +80,35 @@ def _with_path(rows: np.ndarray, path: tuple[int, ...]) -> _PathRows:
 
 
 class _Hooked:
-    """The noisy steps of the reference ops, drawing the protocol's testing noise."""
+    """The noisy steps of the reference ops, drawing the protocol's testing noise.
+
+    A system's hooked ops class derives from this and from its reference ops,
+    which it builds for ``schema`` in :meth:`_init_reference`.
+    """
 
     noise: FixedNoise
     n_classes: int
     caller: str
 
-    def _setup_hook(self, seed: int, numbers: SecureNumbers | None) -> None:
+    def __init__(
+        self,
+        codes: np.ndarray,
+        y_codes: np.ndarray,
+        schema: Schema,
+        *,
+        seed: int,
+        numbers: SecureNumbers | None = None,
+    ) -> None:
+        self._init_reference(codes, y_codes, schema)
         self.noise = FixedNoise(seed)
         self.numbers = numbers if numbers is not None else SecureNumbers()
         self.margin = math.inf
         self._path: tuple[int, ...] = ()
         self._split_at: dict[tuple[int, ...], int] = {}
+
+    def _init_reference(self, codes: np.ndarray, y_codes: np.ndarray, schema: Schema) -> None:
+        """Initialise the reference ops on the data (their ``caller`` is "reference")."""
+        raise NotImplementedError
 
     # -- paths -------------------------------------------------------------------
     def all_rows(self) -> np.ndarray:
