@@ -44,8 +44,9 @@ import numpy as np
 
 from privet.data import Schema
 from privet.errors import PrivetError
-from privet.learners._protocols.noise import ENV_ALLOW, ENV_VAR, FixedNoise
+from privet.learners._protocols.noise import FixedNoise
 from privet.learners._protocols.numbers import SecureNumbers
+from privet.learners._protocols.switch import ENV_ALLOW, ENV_VAR
 from privet.learners._trees.accounting import (
     laplace_sensitivity,
 )
