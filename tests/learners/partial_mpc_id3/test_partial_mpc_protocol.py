@@ -30,31 +30,26 @@ def car_sample():
 def agree(
     schema, codes, y, *, depth, epsilon, leaf, backend="local", start=0, mpc_noise="fixed_point"
 ):
+    """The reference tree of the first robust seed from ``start`` and the protocol run with
+    that seed's testing noise, both with the same parameters: (run, reference tree, seed)."""
+    params = {
+        "depth": depth,
+        "epsilon": epsilon,
+        "leaf": leaf,
+        "numbers": SecureNumbers(mpc_noise=mpc_noise),
+    }
     with allow_testing_noise():
         seed, ref = robust_seed(
-            lambda s: reference_partial_mpc_id3(
-                codes,
-                y,
-                schema,
-                depth=depth,
-                epsilon=epsilon,
-                leaf=leaf,
-                seed=s,
-                numbers=SecureNumbers(mpc_noise=mpc_noise),
-            ),
-            start=start,
+            lambda s: reference_partial_mpc_id3(codes, y, schema, seed=s, **params), start=start
         )
         run = run_partial_mpc_id3(
             codes,
             y,
             schema.domain_sizes,
             schema.n_classes,
-            depth=depth,
-            epsilon=epsilon,
-            leaf=leaf,
             backend=backend,
-            numbers=SecureNumbers(mpc_noise=mpc_noise),
             _testing_noise=seed,
+            **params,
         )
     return run, ref, seed
 
