@@ -251,6 +251,41 @@ def robust_seed(
     raise PrivetError(f"no seed in [{start}, {start + tries}) keeps a margin of {margin}.")
 
 
+def agreement_runs(
+    reference: Callable[..., tuple[Tree, float]],
+    protocol: Callable[..., Any],
+    schema: Schema,
+    codes: np.ndarray,
+    y_codes: np.ndarray,
+    *,
+    backend: str = "local",
+    start: int = 0,
+    **params: Any,
+) -> tuple[Any, Tree, int]:
+    """A system's reference path and its protocol run with the same testing noise.
+
+    ``reference`` (the system's ``reference_*``, see its ``testing`` module) runs
+    with the first seed from ``start`` that :func:`robust_seed` accepts;
+    ``protocol`` (the system's host ``run_*``) then runs on the same rows on
+    ``backend`` with that seed's testing noise. Both get ``params``. Returns the
+    protocol's run, the reference tree and the seed.
+    """
+    with allow_testing_noise():
+        seed, tree = robust_seed(
+            lambda s: reference(codes, y_codes, schema, seed=s, **params), start=start
+        )
+        run = protocol(
+            codes,
+            y_codes,
+            schema.domain_sizes,
+            schema.n_classes,
+            backend=backend,
+            _testing_noise=seed,
+            **params,
+        )
+    return run, tree, seed
+
+
 def compare_trees(protocol: Tree, reference: Tree, *, atol: float = 1e-3) -> list[str]:
     """Differences between an opened protocol tree and the reference tree (empty: equal)."""
     if not protocol.same_structure(reference):
