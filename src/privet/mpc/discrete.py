@@ -139,12 +139,8 @@ def _geometric(sectype: type, shape: tuple[int, ...], coins: GeometricCoins) -> 
 def _check_common(owner: str, epsilon: Any, sensitivity: Any, security_bits: Any) -> None:
     _check_positive(owner, "epsilon", epsilon)
     _check_positive(owner, "sensitivity", sensitivity)
-    if isinstance(security_bits, bool) or not isinstance(security_bits, int):
-        raise InvalidParameterError(
-            f"The 'security_bits' parameter of {owner} must be an int in [8, 80]. "
-            f"Got {security_bits!r} instead."
-        )
-    if not 8 <= security_bits <= 80:
+    is_int = isinstance(security_bits, int) and not isinstance(security_bits, bool)
+    if not is_int or not 8 <= security_bits <= 80:
         raise InvalidParameterError(
             f"The 'security_bits' parameter of {owner} must be an int in [8, 80]. "
             f"Got {security_bits!r} instead."
