@@ -113,6 +113,19 @@ class Config:
     predicted: float = 0.0
     rows: list[dict[str, Any]] = field(default_factory=list)
 
+    def status_rows(self, status: str) -> list[dict[str, Any]]:
+        """The train and inference rows of a configuration that has no measurement, saying why."""
+        return [
+            {
+                "protocol": self.protocol,
+                "dataset": self.dataset,
+                "depth": self.depth,
+                "phase": phase,
+                "status": status,
+            }
+            for phase in ("train", "inference")
+        ]
+
 
 def split_data(
     name: str, seed: int = 0
@@ -574,16 +587,7 @@ def main() -> None:
                 else (f"skipped: predicted {cfg.predicted:.0f} s > {left:.0f} s left of the budget")
             )
             print(cfg.protocol, cfg.dataset, cfg.depth, why)
-            for phase in ("train", "inference"):
-                rows.append(
-                    {
-                        "protocol": cfg.protocol,
-                        "dataset": cfg.dataset,
-                        "depth": cfg.depth,
-                        "phase": phase,
-                        "status": why,
-                    }
-                )
+            rows.extend(cfg.status_rows(why))
             continue
         t0 = time.monotonic()
         try:
@@ -602,16 +606,7 @@ def main() -> None:
             else:
                 why = f"failed: {type(exc).__name__}: {str(exc).splitlines()[0][:120]}"
             print(cfg.protocol, cfg.dataset, cfg.depth, why)
-            for phase in ("train", "inference"):
-                rows.append(
-                    {
-                        "protocol": cfg.protocol,
-                        "dataset": cfg.dataset,
-                        "depth": cfg.depth,
-                        "phase": phase,
-                        "status": why,
-                    }
-                )
+            rows.extend(cfg.status_rows(why))
             continue
         done[(cfg.protocol, cfg.dataset, cfg.depth)] = first
         for r in cfg.rows:

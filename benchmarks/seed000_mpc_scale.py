@@ -226,6 +226,23 @@ def write_csv(rows: list[dict[str, Any]], path: Path) -> None:
             writer.writerow(row)
 
 
+def measured_series(
+    rows: list[dict[str, Any]], group: str, x: str
+) -> dict[tuple[str, str, int], list[tuple[int, float]]]:
+    """The measured training runs as curves: per (system, variant, row[group]), the points
+    (row[x], busiest party's CPU seconds), sorted by x."""
+    series: dict[tuple[str, str, int], list[tuple[int, float]]] = {}
+    for r in rows:
+        if r.get("status") != "measured" or r["system"] == "predict":
+            continue
+        series.setdefault((r["system"], r["variant"], int(r[group])), []).append(
+            (int(r[x]), float(r["cpu_s_max"]))
+        )
+    for pts in series.values():
+        pts.sort()
+    return series
+
+
 def plot(rows: list[dict[str, Any]], path: Path) -> None:
     import matplotlib
 
@@ -234,32 +251,16 @@ def plot(rows: list[dict[str, Any]], path: Path) -> None:
 
     plt.rcParams["axes.prop_cycle"] = plt.cycler(color=plt.get_cmap("tab20").colors)
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
-    series: dict[tuple[str, str, int], list[tuple[int, float]]] = {}
-    for r in rows:
-        if r.get("status") != "measured" or r["system"] == "predict":
-            continue
-        series.setdefault((r["system"], r["variant"], int(r["depth"])), []).append(
-            (int(r["rows"]), float(r["cpu_s_max"]))
-        )
-    for (system, variant, depth), pts in sorted(series.items()):
-        pts.sort()
+    for (system, variant, depth), pts in sorted(measured_series(rows, "depth", "rows").items()):
         label = f"{system} {variant} depth {depth}"
         axes[0].loglog([p[0] for p in pts], [p[1] for p in pts], "o-", label=label)
     axes[0].set_xlabel("training rows (Adult)")
     axes[0].set_ylabel("CPU seconds, busiest party")
     axes[0].set_title("cost against rows (3 parties)")
     axes[0].legend(fontsize=6)
-    nodes: dict[tuple[str, str, int], list[tuple[int, float]]] = {}
-    for r in rows:
-        if r.get("status") != "measured" or r["system"] == "predict":
-            continue
-        nodes.setdefault((r["system"], r["variant"], int(r["rows"])), []).append(
-            (int(r["nodes"]), float(r["cpu_s_max"]))
-        )
-    for (system, variant, n), pts in sorted(nodes.items()):
+    for (system, variant, n), pts in sorted(measured_series(rows, "rows", "nodes").items()):
         if len(pts) < 2:
             continue
-        pts.sort()
         axes[1].loglog(
             [p[0] for p in pts], [p[1] for p in pts], "s--", label=f"{system} {variant} {n} rows"
         )

@@ -97,17 +97,22 @@ def looping_parties(tmp_path, timeout: float):
         yield group
 
 
-@pytest.mark.mpc
-def test_killed_party_is_named_within_the_timeout(tmp_path):
-    timeout = 5.0
+def signal_party_2(tmp_path, timeout: float, sig: signal.Signals, match: str) -> MPCPartyError:
+    """Send ``sig`` to party 2 of :func:`looping_parties`; the error ``wait`` raises, matching
+    ``match``, which must come within the timeout (plus slack)."""
     with looping_parties(tmp_path, timeout) as group:
-        killed = time.monotonic()
-        group.kill(2, signal.SIGKILL)
-        with pytest.raises(MPCPartyError, match="party 2 died: killed by signal SIGKILL") as info:
+        sent = time.monotonic()
+        group.kill(2, sig)
+        with pytest.raises(MPCPartyError, match=match) as info:
             group.wait()
         # generous slack: CI shares 2 cores with the other test workers
-        assert time.monotonic() - killed < timeout + 10.0
-    err = info.value
+        assert time.monotonic() - sent < timeout + 10.0
+    return info.value
+
+
+@pytest.mark.mpc
+def test_killed_party_is_named_within_the_timeout(tmp_path):
+    err = signal_party_2(tmp_path, 5.0, signal.SIGKILL, "party 2 died: killed by signal SIGKILL")
     assert err.kind == "died" and err.culprits == (2,)
     # Each survivor reports the first connection it saw close: party 2's, or that of
     # the other survivor when that one gave up first; at least one names party 2.
@@ -118,14 +123,8 @@ def test_killed_party_is_named_within_the_timeout(tmp_path):
 
 @pytest.mark.mpc
 def test_stopped_party_is_named_unresponsive_within_the_timeout(tmp_path):
-    timeout = 2.0
-    with looping_parties(tmp_path, timeout) as group:
-        stopped = time.monotonic()
-        group.kill(2, signal.SIGSTOP)
-        with pytest.raises(MPCPartyError, match="party 2 stopped answering") as info:
-            group.wait()
-        assert time.monotonic() - stopped < timeout + 10.0  # CI shares its 2 cores
-    assert info.value.kind == "unresponsive" and info.value.culprits == (2,)
+    err = signal_party_2(tmp_path, 2.0, signal.SIGSTOP, "party 2 stopped answering")
+    assert err.kind == "unresponsive" and err.culprits == (2,)
 
 
 @pytest.mark.mpc

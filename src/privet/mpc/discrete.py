@@ -79,7 +79,7 @@ from privet.mechanisms.bitwise_geometric import (
 from privet.mpc import fixedpoint as fx
 from privet.mpc._runtime import get_runtime
 from privet.mpc.mechanisms import _check_noise_fits, _check_positive
-from privet.mpc.sharing import reveal, to_fixed_point
+from privet.mpc.sharing import reveal, reveal_onehot_index, to_fixed_point
 
 mpc = get_runtime()
 
@@ -139,12 +139,8 @@ def _geometric(sectype: type, shape: tuple[int, ...], coins: GeometricCoins) -> 
 def _check_common(owner: str, epsilon: Any, sensitivity: Any, security_bits: Any) -> None:
     _check_positive(owner, "epsilon", epsilon)
     _check_positive(owner, "sensitivity", sensitivity)
-    if isinstance(security_bits, bool) or not isinstance(security_bits, int):
-        raise InvalidParameterError(
-            f"The 'security_bits' parameter of {owner} must be an int in [8, 80]. "
-            f"Got {security_bits!r} instead."
-        )
-    if not 8 <= security_bits <= 80:
+    is_int = isinstance(security_bits, int) and not isinstance(security_bits, bool)
+    if not is_int or not 8 <= security_bits <= 80:
         raise InvalidParameterError(
             f"The 'security_bits' parameter of {owner} must be an int in [8, 80]. "
             f"Got {security_bits!r} instead."
@@ -336,11 +332,7 @@ class SecureReportNoisyMax:
         self, scores: SecureArray, *, label: str = "report-noisy-max choice"
     ) -> Any:
         """Run :meth:`select` and open only the chosen index."""
-        onehot = self.select(scores)
-        d = onehot.shape[-1]
-        index = mpc.np_sum(onehot * np.arange(d, dtype=np.int64), axis=len(onehot.shape) - 1)
-        opened = await reveal(index, label=label, entry=self)
-        opened = np.rint(np.asarray(opened, dtype=float)).astype(int)
+        opened = await reveal_onehot_index(self.select(scores), label=label, entry=self)
         return int(opened) if opened.ndim == 0 else opened
 
 

@@ -45,7 +45,7 @@ import numpy as np
 from privet.errors import InvalidParameterError
 from privet.mpc import fixedpoint as fx
 from privet.mpc._runtime import get_runtime
-from privet.mpc.sharing import reveal, to_fixed_point
+from privet.mpc.sharing import reveal, reveal_onehot_index, to_fixed_point
 
 mpc = get_runtime()
 
@@ -386,11 +386,7 @@ class SecureExponentialMechanism:
         int or numpy.ndarray of int
             The index for 1-D scores; an array of indices for batched scores.
         """
-        onehot = self.select(scores)
-        d = onehot.shape[-1]
-        index = mpc.np_sum(onehot * np.arange(d, dtype=np.int64), axis=len(onehot.shape) - 1)
-        opened = await reveal(index, label=label, entry=self)
-        opened = np.rint(np.asarray(opened, dtype=float)).astype(int)
+        opened = await reveal_onehot_index(self.select(scores), label=label, entry=self)
         return int(opened) if opened.ndim == 0 else opened
 
 

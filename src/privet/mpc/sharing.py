@@ -123,6 +123,21 @@ async def reveal(
     return await mpc.output(x, receivers=rec)
 
 
+async def reveal_onehot_index(
+    onehot: SecureArray, *, label: str, entry: object | None = None
+) -> np.ndarray:
+    """Open only the index of the 1 in each secret one-hot vector (last axis) of ``onehot``.
+
+    The index is summed in secret (``sum_i i * onehot_i``) and opened with
+    :func:`reveal`; the result is an int array of ``onehot``'s shape without its
+    last axis (0-d for a single vector).
+    """
+    d = onehot.shape[-1]
+    index = mpc.np_sum(onehot * np.arange(d, dtype=np.int64), axis=len(onehot.shape) - 1)
+    opened = await reveal(index, label=label, entry=entry)
+    return np.rint(np.asarray(opened, dtype=float)).astype(np.int64)
+
+
 # ------------------------------------------------------------------------- input
 
 

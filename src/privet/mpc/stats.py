@@ -14,7 +14,7 @@ message bytes (header + payload), not TCP/IP bytes on the wire.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 
@@ -60,17 +60,8 @@ class PartyStats:
     bytes_sent_per_peer: tuple[int, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain dict (for JSON/CSV)."""
-        return {
-            "party": self.party,
-            "seconds": self.seconds,
-            "connect_seconds": self.connect_seconds,
-            "bytes_sent": self.bytes_sent,
-            "bytes_received": self.bytes_received,
-            "messages_sent": self.messages_sent,
-            "message_batches": self.message_batches,
-            "bytes_sent_per_peer": list(self.bytes_sent_per_peer),
-        }
+        """Plain dict of the fields, in field order (for JSON/CSV)."""
+        return {**asdict(self), "bytes_sent_per_peer": list(self.bytes_sent_per_peer)}
 
     @staticmethod
     def from_dict(data: dict[str, Any]) -> PartyStats:

@@ -11,16 +11,16 @@ from privet.learners import ObliviousID3Classifier
 from privet.ledger import Guarantee, Ledger
 
 
+def oblivious(tennis, ledger, **params):
+    """ObliviousID3Classifier on tennis at epsilon 1 charging ``ledger``: the sound variant
+    (``split="exponential"``), depth 2, local backend, unless ``params`` say otherwise."""
+    params = {"epsilon": 1.0, "max_depth": 2, "split": "exponential", "backend": "local", **params}
+    return ObliviousID3Classifier(schema=tennis.schema, ledger=ledger, **params)
+
+
 def test_sound_variant_in_protocol_is_charged_its_plan_and_predicts_obliviously(tennis):
     led = Ledger(budget=Guarantee(2.0, 1e-9))
-    m = ObliviousID3Classifier(
-        epsilon=1.0,
-        max_depth=2,
-        split="exponential",
-        schema=tennis.schema,
-        ledger=led,
-        backend="local",
-    ).fit(tennis.X, tennis.y)
+    m = oblivious(tennis, led).fit(tennis.X, tennis.y)
     assert m.tree_ is None  # the model stays secret-shared
     assert led.spent().epsilon == pytest.approx(1.0)
     labels = m.predict(tennis.X)
@@ -31,18 +31,9 @@ def test_sound_variant_in_protocol_is_charged_its_plan_and_predicts_obliviously(
 
 def test_faithful_protocol_is_refused_on_a_finite_budget_and_infinite_otherwise(tennis):
     with pytest.raises(BudgetExceededError, match="exponential"):
-        ObliviousID3Classifier(
-            epsilon=1.0,
-            max_depth=2,
-            split="exact",
-            schema=tennis.schema,
-            ledger=Ledger(budget=Guarantee(5.0)),
-            backend="local",
-        ).fit(tennis.X, tennis.y)
+        oblivious(tennis, Ledger(budget=Guarantee(5.0)), split="exact").fit(tennis.X, tennis.y)
     led = Ledger(budget=Guarantee.unbounded())
-    ObliviousID3Classifier(
-        epsilon=1.0, max_depth=2, split="exact", schema=tennis.schema, ledger=led, backend="local"
-    ).fit(tennis.X, tennis.y)
+    oblivious(tennis, led, split="exact").fit(tennis.X, tennis.y)
     assert math.isinf(led.spent().epsilon)
     assert any(c.claim is not None for c in led.charges)
 
@@ -50,15 +41,7 @@ def test_faithful_protocol_is_refused_on_a_finite_budget_and_infinite_otherwise(
 @pytest.mark.mpc
 def test_three_parties_train_and_predict(tennis):
     led = Ledger(budget=Guarantee(2.0, 1e-9))
-    m = ObliviousID3Classifier(
-        epsilon=1.0,
-        max_depth=1,
-        split="exponential",
-        schema=tennis.schema,
-        ledger=led,
-        backend="mpc",
-        parties=3,
-    ).fit(tennis.X, tennis.y)
+    m = oblivious(tennis, led, max_depth=1, backend="mpc", parties=3).fit(tennis.X, tennis.y)
     assert led.spent().epsilon == pytest.approx(1.0)
     assert len(m.predict(tennis.X.iloc[:4])) == 4
 
@@ -72,12 +55,5 @@ def test_failed_run_is_charged_in_full(tennis, monkeypatch):
     monkeypatch.setattr(protocols, "run_oblivious_id3", dies, raising=False)
     led = Ledger(budget=Guarantee(2.0, 1e-9))
     with pytest.raises(MPCError):
-        ObliviousID3Classifier(
-            epsilon=1.0,
-            max_depth=2,
-            split="exponential",
-            schema=tennis.schema,
-            ledger=led,
-            backend="local",
-        ).fit(tennis.X, tennis.y)
+        oblivious(tennis, led).fit(tennis.X, tennis.y)
     assert led.spent().epsilon == pytest.approx(1.0)

@@ -9,7 +9,11 @@ from privet.data import load_dataset
 from privet.errors import InvalidParameterError
 from privet.learners._protocols.noise import FixedNoiseRefused
 from privet.learners._protocols.numbers import SecureNumbers
-from privet.learners._protocols.testing import allow_testing_noise, compare_trees, robust_seed
+from privet.learners._protocols.testing import (
+    agreement_runs,
+    allow_testing_noise,
+    compare_trees,
+)
 from privet.learners._trees.scores import contingency, max_operator
 from privet.learners.partial_mpc_id3 import PartialMPCID3Classifier
 from privet.learners.partial_mpc_id3.host import run_partial_mpc_id3
@@ -27,36 +31,16 @@ def car_sample():
     return ds.schema, codes[rows], y[rows]
 
 
-def agree(
-    schema, codes, y, *, depth, epsilon, leaf, backend="local", start=0, mpc_noise="fixed_point"
-):
-    with allow_testing_noise():
-        seed, ref = robust_seed(
-            lambda s: reference_partial_mpc_id3(
-                codes,
-                y,
-                schema,
-                depth=depth,
-                epsilon=epsilon,
-                leaf=leaf,
-                seed=s,
-                numbers=SecureNumbers(mpc_noise=mpc_noise),
-            ),
-            start=start,
-        )
-        run = run_partial_mpc_id3(
-            codes,
-            y,
-            schema.domain_sizes,
-            schema.n_classes,
-            depth=depth,
-            epsilon=epsilon,
-            leaf=leaf,
-            backend=backend,
-            numbers=SecureNumbers(mpc_noise=mpc_noise),
-            _testing_noise=seed,
-        )
-    return run, ref, seed
+def agree(schema, codes, y, *, depth, epsilon, leaf, mpc_noise="fixed_point", **options):
+    """CDP+PMPC-ID3's reference and protocol with the same testing noise: (run, tree, seed).
+
+    ``options``: ``backend`` and ``start`` of :func:`agreement_runs`.
+    """
+    numbers = SecureNumbers(mpc_noise=mpc_noise)
+    params = {"depth": depth, "epsilon": epsilon, "leaf": leaf, "numbers": numbers}
+    return agreement_runs(
+        reference_partial_mpc_id3, run_partial_mpc_id3, schema, codes, y, **options, **params
+    )
 
 
 @pytest.mark.parametrize("mpc_noise", ["fixed_point", "discrete"])

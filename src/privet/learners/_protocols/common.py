@@ -17,7 +17,7 @@ import numpy as np
 from privet.errors import InvalidParameterError
 from privet.mpc._runtime import get_runtime
 from privet.mpc.discrete import SecureReportNoisyMax
-from privet.mpc.sharing import reveal
+from privet.mpc.sharing import reveal, reveal_onehot_index
 
 mpc = get_runtime()
 
@@ -177,6 +177,39 @@ def path_conditions(nodes: dict[Path, dict[str, Any]], path: Path) -> list[tuple
     return [(int(nodes[path[:i]]["split"]), int(path[i])) for i in range(len(path))]
 
 
+def split_frontier(
+    paths: Sequence[Path],
+    attrs: Sequence[tuple[int, ...]],
+    splits: Sequence[tuple[int, int]],
+    sizes: Sequence[int],
+) -> tuple[list[Path], list[tuple[int, ...]], np.ndarray, np.ndarray]:
+    """The next level of an opened tree, when node ``i`` splits on attribute ``a`` for each ``(i, a)``.
+
+    Node ``i`` of the current level has path ``paths[i]`` and the attributes
+    ``attrs[i]`` still available. Its children, one per value ``v`` of ``a``,
+    get the path ``(*paths[i], v)`` and ``attrs[i]`` without ``a``. Returns the
+    children's paths and attributes, then for each child the position of its
+    parent in ``splits`` (the row of the parent in this level's tables) and its
+    column of the flat one-hot data ``offsets(sizes)[a] + v`` (MPC-Partition:
+    the child's records are the parent's times that column).
+    """
+    starts = offsets(sizes)
+    new_paths, new_attrs, node_rows, columns = [], [], [], []
+    for row, (i, a) in enumerate(splits):
+        rest = tuple(x for x in attrs[i] if x != a)
+        for v in range(sizes[a]):
+            new_paths.append((*paths[i], v))
+            new_attrs.append(rest)
+            node_rows.append(row)
+            columns.append(int(starts[a]) + v)
+    return (
+        new_paths,
+        new_attrs,
+        np.asarray(node_rows, dtype=np.int64),
+        np.asarray(columns, dtype=np.int64),
+    )
+
+
 def first_max_keys(values: SecureArray, mask: Any) -> SecureArray:
     """Keys whose unique maximum is the *first* maximum of ``values`` among ``mask``.
 
@@ -213,11 +246,8 @@ async def public_zero_test(x: SecureArray, *, label: str, entry: object) -> np.n
 
 
 async def reveal_index(onehot: SecureArray, *, label: str, entry: object) -> np.ndarray:
-    """Open the index of the 1 in each row of a secret one-hot array."""
-    d = onehot.shape[-1]
-    index = mpc.np_sum(onehot * np.arange(d, dtype=np.int64), axis=len(onehot.shape) - 1)
-    opened = await reveal(index, label=label, entry=entry)
-    return np.rint(np.asarray(opened, dtype=float)).astype(np.int64).reshape(-1)
+    """Open the index of the 1 in each row of a secret one-hot array, as a flat array."""
+    return (await reveal_onehot_index(onehot, label=label, entry=entry)).reshape(-1)
 
 
 def bits_needed(largest: float) -> int:

@@ -42,7 +42,6 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import math
-import os
 import zlib
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -50,15 +49,13 @@ from typing import Any
 import numpy as np
 
 from privet.errors import PrivetError
+from privet.learners._protocols.switch import testing_seed
 from privet.mpc import fixedpoint as fx
 from privet.mpc._runtime import get_runtime
 from privet.mpc.discrete import SecureDiscreteLaplace, SecureReportNoisyMax, argmax_first
 from privet.mpc.sharing import to_fixed_point
 
 mpc = get_runtime()
-
-ENV_VAR = "PRIVET_TESTING_NOISE"
-ENV_ALLOW = "fixed-noise-breaks-privacy"
 
 #: Grid of the public uniforms: representable exactly by any type with f >= 12.
 UNIFORM_BITS = 12
@@ -68,11 +65,6 @@ Path = tuple[int, ...]
 
 class FixedNoiseRefused(PrivetError):
     """Public testing noise was requested outside a test."""
-
-
-def testing_noise_allowed() -> bool:
-    """Whether this process may build a :class:`FixedNoise` (see module docstring)."""
-    return os.environ.get(ENV_VAR) == ENV_ALLOW
 
 
 class SecureNoise:
@@ -118,16 +110,12 @@ class FixedNoise(SecureNoise):
     label_suffix = " [TESTING NOISE]"
 
     def __init__(self, seed: int) -> None:
-        if not testing_noise_allowed():
-            raise FixedNoiseRefused(
-                "Public testing noise was requested (_testing_noise=...), which removes all "
-                "privacy from the run; it is only for agreement tests. Set the environment "
-                f"variable {ENV_VAR}={ENV_ALLOW} in a test (privet.learners._protocols.testing."
-                "allow_testing_noise()) or drop the _testing_noise argument."
-            )
-        if isinstance(seed, bool) or not isinstance(seed, int | np.integer):
-            raise FixedNoiseRefused(f"_testing_noise must be an int seed, got {seed!r}.")
-        self.seed = int(seed)
+        self.seed = testing_seed(
+            seed,
+            FixedNoiseRefused,
+            "(privet.learners._protocols.testing.allow_testing_noise()) or drop the "
+            "_testing_noise argument.",
+        )
 
     def _rng(self, kind: str, path: Path) -> np.random.Generator:
         key = [self.seed, zlib.crc32(kind.encode()), len(path), *(int(v) for v in path)]

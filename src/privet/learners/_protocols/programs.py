@@ -67,6 +67,29 @@ def load_rows(data: Any, n_attributes: int) -> tuple[np.ndarray, np.ndarray]:
     return codes, np.asarray(y, dtype=np.int64).reshape(-1)
 
 
+def load_announced_rows(
+    ctx: PartyContext, data: Any, rows: Sequence[int], n_attributes: int
+) -> tuple[list[int], np.ndarray, np.ndarray]:
+    """This owner's (codes, y) (:func:`load_rows`), checked against the announced ``rows``.
+
+    ``rows`` must announce one row count per party, and this party must hold as
+    many rows as announced for it. Returns the announced counts as ints, then
+    the codes and classes.
+    """
+    rows = [int(r) for r in rows]
+    if len(rows) != ctx.n_parties:
+        raise InvalidParameterError(
+            f"rows must give the number of rows of each of the {ctx.n_parties} parties, got {rows}."
+        )
+    codes, y = load_rows(data, n_attributes)
+    if codes.shape[0] != rows[ctx.pid]:
+        raise InvalidParameterError(
+            f"party {ctx.pid} holds {codes.shape[0]} rows but rows[{ctx.pid}] = "
+            f"{rows[ctx.pid]} was announced."
+        )
+    return rows, codes, y
+
+
 async def share_training_data(
     ctx: PartyContext,
     data: Any,
@@ -89,18 +112,8 @@ async def share_training_data(
     nothing to any count or score; nobody learns which records, or how many,
     were sampled, which is what the amplification argument assumes.
     """
-    rows = [int(r) for r in rows]
-    if len(rows) != ctx.n_parties:
-        raise InvalidParameterError(
-            f"rows must give the number of rows of each of the {ctx.n_parties} parties, got {rows}."
-        )
     m = len(sizes)
-    codes, y = load_rows(data, m)
-    if codes.shape[0] != rows[ctx.pid]:
-        raise InvalidParameterError(
-            f"party {ctx.pid} holds {codes.shape[0]} rows but rows[{ctx.pid}] = "
-            f"{rows[ctx.pid]} was announced."
-        )
+    rows, codes, y = load_announced_rows(ctx, data, rows, m)
     if width is None:
         D_local = flat_one_hot(codes, sizes)
     else:
@@ -131,20 +144,10 @@ def load_owner_tables(
 ) -> OwnerTables:
     """This owner's rows as an :class:`OwnerTables` (tables of public paths, nothing shared yet).
 
-    The same checks as :func:`share_training_data`: one announced row count per
-    party, and this party holds as many rows as announced.
+    The rows are checked against the announced ``rows`` (:func:`load_announced_rows`),
+    as by :func:`share_training_data`.
     """
-    rows = [int(r) for r in rows]
-    if len(rows) != ctx.n_parties:
-        raise InvalidParameterError(
-            f"rows must give the number of rows of each of the {ctx.n_parties} parties, got {rows}."
-        )
-    codes, y = load_rows(data, len(sizes))
-    if codes.shape[0] != rows[ctx.pid]:
-        raise InvalidParameterError(
-            f"party {ctx.pid} holds {codes.shape[0]} rows but rows[{ctx.pid}] = "
-            f"{rows[ctx.pid]} was announced."
-        )
+    _, codes, y = load_announced_rows(ctx, data, rows, len(sizes))
     if codes.size and ((codes < 0).any() or (codes >= np.asarray(sizes, dtype=np.int64)).any()):
         raise InvalidParameterError(
             "a code lies outside its attribute's domain (the schema's sizes)."

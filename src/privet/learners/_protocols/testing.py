@@ -42,9 +42,11 @@ from typing import Any
 
 import numpy as np
 
+from privet.data import Schema
 from privet.errors import PrivetError
-from privet.learners._protocols.noise import ENV_ALLOW, ENV_VAR, FixedNoise
+from privet.learners._protocols.noise import FixedNoise
 from privet.learners._protocols.numbers import SecureNumbers
+from privet.learners._protocols.switch import ENV_ALLOW, ENV_VAR
 from privet.learners._trees.accounting import (
     laplace_sensitivity,
 )
@@ -79,18 +81,35 @@ def _with_path(rows: np.ndarray, path: tuple[int, ...]) -> _PathRows:
 
 
 class _Hooked:
-    """The noisy steps of the reference ops, drawing the protocol's testing noise."""
+    """The noisy steps of the reference ops, drawing the protocol's testing noise.
+
+    A system's hooked ops class derives from this and from its reference ops,
+    which it builds for ``schema`` in :meth:`_init_reference`.
+    """
 
     noise: FixedNoise
     n_classes: int
     caller: str
 
-    def _setup_hook(self, seed: int, numbers: SecureNumbers | None) -> None:
+    def __init__(
+        self,
+        codes: np.ndarray,
+        y_codes: np.ndarray,
+        schema: Schema,
+        *,
+        seed: int,
+        numbers: SecureNumbers | None = None,
+    ) -> None:
+        self._init_reference(codes, y_codes, schema)
         self.noise = FixedNoise(seed)
         self.numbers = numbers if numbers is not None else SecureNumbers()
         self.margin = math.inf
         self._path: tuple[int, ...] = ()
         self._split_at: dict[tuple[int, ...], int] = {}
+
+    def _init_reference(self, codes: np.ndarray, y_codes: np.ndarray, schema: Schema) -> None:
+        """Initialise the reference ops on the data (their ``caller`` is "reference")."""
+        raise NotImplementedError
 
     # -- paths -------------------------------------------------------------------
     def all_rows(self) -> np.ndarray:
@@ -230,6 +249,41 @@ def robust_seed(
         if found >= margin:
             return seed, tree
     raise PrivetError(f"no seed in [{start}, {start + tries}) keeps a margin of {margin}.")
+
+
+def agreement_runs(
+    reference: Callable[..., tuple[Tree, float]],
+    protocol: Callable[..., Any],
+    schema: Schema,
+    codes: np.ndarray,
+    y_codes: np.ndarray,
+    *,
+    backend: str = "local",
+    start: int = 0,
+    **params: Any,
+) -> tuple[Any, Tree, int]:
+    """A system's reference path and its protocol run with the same testing noise.
+
+    ``reference`` (the system's ``reference_*``, see its ``testing`` module) runs
+    with the first seed from ``start`` that :func:`robust_seed` accepts;
+    ``protocol`` (the system's host ``run_*``) then runs on the same rows on
+    ``backend`` with that seed's testing noise. Both get ``params``. Returns the
+    protocol's run, the reference tree and the seed.
+    """
+    with allow_testing_noise():
+        seed, tree = robust_seed(
+            lambda s: reference(codes, y_codes, schema, seed=s, **params), start=start
+        )
+        run = protocol(
+            codes,
+            y_codes,
+            schema.domain_sizes,
+            schema.n_classes,
+            backend=backend,
+            _testing_noise=seed,
+            **params,
+        )
+    return run, tree, seed
 
 
 def compare_trees(protocol: Tree, reference: Tree, *, atol: float = 1e-3) -> list[str]:

@@ -27,22 +27,27 @@ direct computation gives 1 for any C).
 from __future__ import annotations
 
 import functools
-import os
 import zlib
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from privet.errors import PrivetError
+from privet.learners._protocols.switch import (
+    ENV_ALLOW,
+    ENV_VAR,
+    testing_noise_allowed,  # noqa: F401 - still importable from here
+    testing_seed,
+)
 from privet.mechanisms import GammaDLPA
 
 #: Fractional bits of the fixed-point encoding of noisy values in Z_{2^64}.
 FRAC_BITS = 32
 _SCALE = float(2**FRAC_BITS)
 
-#: Environment switch that allows public testing noise (shared with seed 000's protocols).
-TESTING_ENV_VAR = "PRIVET_TESTING_NOISE"
-TESTING_ENV_ALLOW = "fixed-noise-breaks-privacy"
+#: Environment switch that allows public testing noise (seed 000's protocols use the same).
+TESTING_ENV_VAR = ENV_VAR
+TESTING_ENV_ALLOW = ENV_ALLOW
 
 
 class TestingNoiseRefused(PrivetError):
@@ -178,22 +183,11 @@ class _SharePool:
         return float(scale) * out.reshape((self.parties, *shape))
 
 
-def testing_noise_allowed() -> bool:
-    return os.environ.get(TESTING_ENV_VAR) == TESTING_ENV_ALLOW
-
-
 def check_testing_noise(seed: object) -> int:
-    """Refuse public testing noise unless the test switch is on (see seed 000's _noise)."""
-    if not testing_noise_allowed():
-        raise TestingNoiseRefused(
-            "Public testing noise was requested (_testing_noise=...), which removes all "
-            "privacy from the run; it is only for agreement tests. Set the environment "
-            f"variable {TESTING_ENV_VAR}={TESTING_ENV_ALLOW} in a test (the launched "
-            "parties inherit it) or drop the argument."
-        )
-    if isinstance(seed, bool) or not isinstance(seed, int | np.integer):
-        raise TestingNoiseRefused(f"_testing_noise must be an int seed, got {seed!r}.")
-    return int(seed)
+    """Refuse public testing noise unless the test switch is on (:mod:`~privet.learners._protocols.switch`)."""
+    return testing_seed(
+        seed, TestingNoiseRefused, "(the launched parties inherit it) or drop the argument."
+    )
 
 
 def testing_share(seed: int, key: str, party: int, shape: tuple[int, ...]) -> np.ndarray:

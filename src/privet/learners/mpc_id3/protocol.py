@@ -39,10 +39,10 @@ from privet.learners._protocols.common import (
     ContingencyTables,
     OwnerTables,
     first_max_keys,
-    offsets,
     path_conditions,
     public_zero_test,
     segment_matrix,
+    split_frontier,
 )
 from privet.ledger import NonPrivate
 from privet.mpc._runtime import get_runtime
@@ -90,7 +90,6 @@ async def mpc_id3(
     """
     sizes = [int(s) for s in sizes]
     m = len(sizes)
-    starts = offsets(sizes)
     seg = segment_matrix(sizes)
     nodes: dict[tuple[int, ...], dict[str, Any]] = {}
     if tables is None:
@@ -169,20 +168,11 @@ async def mpc_id3(
         ).reshape(-1)
 
         # Children: their counts are read off the parent's table.
-        new_paths, new_attrs, node_rows, columns = [], [], [], []
-        for row, i in enumerate(split):
-            a = int(chosen[row])
+        splits = [(int(i), int(a)) for i, a in zip(split, chosen, strict=True)]
+        for i, a in splits:
             nodes[paths[i]] = {"split": a, "tested": True}
-            rest = tuple(x for x in attrs[i] if x != a)
-            for v in range(sizes[a]):
-                new_paths.append((*paths[i], v))
-                new_attrs.append(rest)
-                node_rows.append(row)
-                columns.append(int(starts[a]) + v)
-        node_rows_arr = np.asarray(node_rows, dtype=np.int64)
-        column_arr = np.asarray(columns, dtype=np.int64)
-        parents = counts[split][node_rows_arr]  # for the empty-leaf rule
-        counts = table[node_rows_arr, column_arr]
-        paths, attrs = new_paths, new_attrs
-        T_parent, parent_of, column_of = T, node_rows_arr, column_arr
+        paths, attrs, node_rows, columns = split_frontier(paths, attrs, splits, sizes)
+        parents = counts[split][node_rows]  # for the empty-leaf rule
+        counts = table[node_rows, columns]
+        T_parent, parent_of, column_of = T, node_rows, columns
     return nodes

@@ -20,17 +20,8 @@ from privet.learners.oblivious_id3.reference import OneHotOps, grow_oblivious
 class HookedOneHotOps(_Hooked, OneHotOps):
     """:class:`OneHotOps` (Alg. 1) drawing the protocol's testing noise."""
 
-    def __init__(
-        self,
-        codes: np.ndarray,
-        y_codes: np.ndarray,
-        schema: Schema,
-        *,
-        seed: int,
-        numbers: SecureNumbers | None = None,
-    ) -> None:
+    def _init_reference(self, codes: np.ndarray, y_codes: np.ndarray, schema: Schema) -> None:
         OneHotOps.__init__(self, codes, y_codes, schema, caller="reference")
-        self._setup_hook(seed, numbers)
 
     def _noise_positions(self, kind: str, path: tuple[int, ...], d: int) -> np.ndarray | None:
         """Alg. 1 draws split noise for all m attributes; the reference sees the available ones."""

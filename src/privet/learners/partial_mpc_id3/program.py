@@ -1,8 +1,8 @@
 """Party program of CDP+PMPC-ID3 (seed 000, Alg. 7-10), for :func:`privet.mpc.launch`.
 
-``_testing_noise`` (an int seed) replaces the privacy noise by public noise
-for agreement tests; it is refused unless the party's environment allows it
-(see :mod:`privet.learners._protocols.noise`).
+The arguments it shares with the other seed-000 programs (the owners' rows, the
+schema's sizes, ``_testing_noise``) are described in
+:mod:`privet.learners._protocols.programs`.
 """
 
 from __future__ import annotations

@@ -28,10 +28,10 @@ from privet.errors import InvalidParameterError
 from privet.learners._protocols.common import (
     ContingencyTables,
     OwnerTables,
-    offsets,
     path_conditions,
     reveal_index,
     segment_matrix,
+    split_frontier,
 )
 from privet.learners._protocols.noise import SecureNoise
 from privet.mpc._runtime import get_runtime
@@ -95,7 +95,6 @@ async def partial_mpc_id3(
     m = len(sizes)
     if not 0 <= depth <= m:
         raise InvalidParameterError(f"depth must be in [0, {m}] (the attributes), got {depth}.")
-    starts = offsets(sizes)
     seg = segment_matrix(sizes)
     nodes: dict[tuple[int, ...], dict[str, Any]] = {}
 
@@ -122,26 +121,19 @@ async def partial_mpc_id3(
             label=f"CDP+PMPC-ID3 depth {level}: EM split attributes{tag}",
             entry=split_mechanism,
         )
-        new_paths, new_attrs, node_rows, columns = [], [], [], []
+        splits = []
         for i, pick in enumerate(picks):
             a = int(candidates[i, pick])
             nodes[paths[i]] = {"split": a, "position": int(pick)}
-            rest = tuple(x for x in attrs[i] if x != a)
-            for v in range(sizes[a]):  # MPC-Partition: T_child = T x D[:, a = v]
-                new_paths.append((*paths[i], v))
-                new_attrs.append(rest)
-                node_rows.append(i)
-                columns.append(int(starts[a]) + v)
-        node_rows_arr = np.asarray(node_rows, dtype=np.int64)
-        column_arr = np.asarray(columns, dtype=np.int64)
+            splits.append((i, a))
+        paths, attrs, node_rows, columns = split_frontier(paths, attrs, splits, sizes)
         if level + 1 < depth and tables is not None:
             pass  # the next level's tables come from the owners
-        elif level + 1 < depth:
-            cols = Dt[column_arr]
-            T = cols if T is None else T[node_rows_arr] * cols
+        elif level + 1 < depth:  # MPC-Partition: T_child = T x D[:, a = v]
+            cols = Dt[columns]
+            T = cols if T is None else T[node_rows] * cols
         else:  # the children are leaves: their counts are read off this level's tables
-            counts = table[node_rows_arr, column_arr]
-        paths, attrs = new_paths, new_attrs
+            counts = table[node_rows, columns]
 
     # Alg. 7 steps 2-5 for every leaf: MPC-Count, then the DP leaf update.
     if leaf == "laplace":  # Alg. 9: MPC-LM on every count, opened, argmax in the clear

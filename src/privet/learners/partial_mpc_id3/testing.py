@@ -21,19 +21,10 @@ from privet.learners.partial_mpc_id3.reference import grow_partial_mpc
 class HookedReferenceOps(_Hooked, ReferenceOps):
     """:class:`ReferenceOps` (Alg. 7) drawing the protocol's testing noise."""
 
-    def __init__(
-        self,
-        codes: np.ndarray,
-        y_codes: np.ndarray,
-        schema: Schema,
-        *,
-        seed: int,
-        numbers: SecureNumbers | None = None,
-    ) -> None:
+    def _init_reference(self, codes: np.ndarray, y_codes: np.ndarray, schema: Schema) -> None:
         ReferenceOps.__init__(
             self, codes, y_codes, schema.domain_sizes, schema.n_classes, caller="reference"
         )
-        self._setup_hook(seed, numbers)
 
 
 def reference_partial_mpc_id3(
