@@ -36,80 +36,62 @@ def _numeric(n: int = 300):
     return X, (X[:, 0] > 0.5).astype(int)
 
 
-def _car(schema):
+def _car():
     d = load_dataset("car")
     return d.X.iloc[:600].reset_index(drop=True), np.asarray(d.y)[:600]
 
 
-#: (learner, its data) for every learner that charges a finite budget.
-LEARNERS = [
-    pytest.param(lambda s: DPID3Classifier(schema=s, epsilon=1.0), "car", id="DPID3"),
-    pytest.param(lambda s: PartialMPCID3Classifier(schema=s, epsilon=1.0), "car", id="PMPC"),
-    pytest.param(
-        lambda s: ObliviousID3Classifier(schema=s, epsilon=1.0, split="exponential"),
+#: Every learner that charges a finite budget: its parameters and its data ("car", or
+#: "numeric" for the learners of continuous features; "-local": replace-one neighbours).
+LEARNERS = {
+    "DPID3": (DPID3Classifier, {}, "car"),
+    "PMPC": (PartialMPCID3Classifier, {}, "car"),
+    "ODP": (ObliviousID3Classifier, {"split": "exponential"}, "car"),
+    "forest": (DPRandomForestClassifier, {"n_estimators": 3, "max_depth": 2}, "car"),
+    "extra-trees": (DPExtraTreesClassifier, {"n_estimators": 3, "max_depth": 2}, "car"),
+    "DP-boosting": (
+        DPGradientBoostingClassifier,
+        {"delta": 1e-6, "n_estimators": 3, "max_depth": 2, "random_state": 0},
         "car",
-        id="ODP",
     ),
-    pytest.param(
-        lambda s: DPRandomForestClassifier(schema=s, epsilon=1.0, n_estimators=3, max_depth=2),
+    "matrix-forest": (
+        MatrixRandomForestClassifier,
+        {"n_trees": 2, "max_depth": 2, "strategy": "laplace", "random_state": 0},
         "car",
-        id="forest",
     ),
-    pytest.param(
-        lambda s: DPExtraTreesClassifier(schema=s, epsilon=1.0, n_estimators=3, max_depth=2),
-        "car",
-        id="extra-trees",
-    ),
-    pytest.param(
-        lambda s: DPGradientBoostingClassifier(
-            schema=s, epsilon=1.0, delta=1e-6, n_estimators=3, max_depth=2, random_state=0
-        ),
-        "car",
-        id="DP-boosting",
-        marks=pytest.mark.xfail(
-            strict=True,
-            raises=BudgetExceededError,
-            reason="known ledger limitation: a reservation is an (epsilon, delta) amount at the "
-            "budget's whole delta, so after one Gaussian fit a second cannot be reserved",
-        ),
-    ),
-    pytest.param(
-        lambda s: MatrixRandomForestClassifier(
-            schema=s, epsilon=1.0, n_trees=2, max_depth=2, strategy="laplace", random_state=0
-        ),
-        "car",
-        id="matrix-forest",
-    ),
-    pytest.param(
-        lambda s: SecureSumID3Classifier(schema=s, epsilon=1.0, max_depth=2), "car", id="secure-sum"
-    ),
-    pytest.param(
-        lambda s: FederatedDPTreeClassifier(schema=s, epsilon=1.0, max_depth=2),
-        "numeric",
-        id="federated-CART",
-    ),
-    pytest.param(
-        lambda s: LDPBoostingClassifier(schema=s, epsilon=1.0, n_rounds=2, random_state=0),
-        "numeric-local",
-        id="LDP-boosting",
-    ),
-]
+    "secure-sum": (SecureSumID3Classifier, {"max_depth": 2}, "car"),
+    "federated-CART": (FederatedDPTreeClassifier, {"max_depth": 2}, "numeric"),
+    "LDP-boosting": (LDPBoostingClassifier, {"n_rounds": 2, "random_state": 0}, "numeric-local"),
+}
+
+#: A known ledger limitation, recorded so that fixing it turns this case green.
+KNOWN = {
+    "DP-boosting": pytest.mark.xfail(
+        strict=True,
+        raises=BudgetExceededError,
+        reason="known ledger limitation: a reservation is an (epsilon, delta) amount at the "
+        "budget's whole delta, so after one Gaussian fit a second cannot be reserved",
+    )
+}
 
 
-@pytest.mark.parametrize(("make", "data"), LEARNERS)
-def test_second_fit_on_one_ledger_reports_its_own_spend(make, data):
+@pytest.mark.parametrize(
+    "name", [pytest.param(name, marks=KNOWN.get(name, ()), id=name) for name in LEARNERS]
+)
+def test_second_fit_on_one_ledger_reports_its_own_spend(name):
+    cls, params, data = LEARNERS[name]
     if data == "car":
         schema = load_dataset("car").schema
-        X, y = _car(schema)
+        X, y = _car()
     else:
         schema = NUMERIC
         X, y = _numeric()
     # local randomisers are accounted under replace-one neighbours
     relation = "replace_one" if data == "numeric-local" else "add_remove"
     led = Ledger(budget=Guarantee(10.0, 1e-5), relation=relation)
-    first = make(schema).set_params(ledger=led).fit(X, y)
+    first = cls(schema=schema, epsilon=1.0, ledger=led, **params).fit(X, y)
     after_first = led.spent()
-    second = make(schema).set_params(ledger=led).fit(X, y)
+    second = cls(schema=schema, epsilon=1.0, ledger=led, **params).fit(X, y)
 
     spent_1, spent_2 = first.privacy_spent_, second.privacy_spent_
     assert 0 < spent_1.epsilon <= 1.0 + 1e-9
@@ -125,19 +107,14 @@ def test_matrix_forest_prediction_mode_counts_its_batches_and_nothing_else():
     """In ``batch_prediction`` mode each batch of predictions is charged; the model's figure
     grows with its own batches, not with another model's on the same ledger."""
     schema = load_dataset("car").schema
-    X, y = _car(schema)
+    X, y = _car()
     led = Ledger(budget=Guarantee(20.0))
+
+    _, params, _ = LEARNERS["matrix-forest"]
 
     def model():
         return MatrixRandomForestClassifier(
-            schema=schema,
-            epsilon=1.0,
-            n_trees=2,
-            max_depth=2,
-            mode="batch_prediction",
-            strategy="laplace",
-            ledger=led,
-            random_state=0,
+            schema=schema, epsilon=1.0, mode="batch_prediction", ledger=led, **params
         ).fit(X, y)
 
     a, b = model(), model()

@@ -33,22 +33,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from privet.errors import PrivetError
-from privet.learners._protocols.switch import (
-    ENV_ALLOW,
-    ENV_VAR,
-    testing_noise_allowed,  # noqa: F401 - still importable from here
-    testing_seed,
-)
+from privet.learners._protocols.switch import testing_seed
 from privet.mechanisms import GammaDLPA
 
 #: Fractional bits of the fixed-point encoding of noisy values in Z_{2^64}.
 FRAC_BITS = 32
 _SCALE = float(2**FRAC_BITS)
-
-#: Environment switch that allows public testing noise (seed 000's protocols use the same).
-TESTING_ENV_VAR = ENV_VAR
-TESTING_ENV_ALLOW = ENV_ALLOW
-
 
 class TestingNoiseRefused(PrivetError):
     """Public testing noise was requested outside a test."""
