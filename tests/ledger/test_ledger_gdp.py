@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 from scipy import integrate, stats
 
-from privet.ledger import Gaussian, Guarantee, Laplace, Ledger
+from privet.errors import BudgetExceededError, InvalidParameterError
+from privet.ledger import Gaussian, Guarantee, Laplace, Ledger, PrivacyPlan
 from privet.ledger.composition import gdp_delta, gdp_to_epsilon, zcdp_to_epsilon
 
 
@@ -69,3 +70,47 @@ def test_a_plan_calibrated_on_the_ledger_uses_the_tighter_bound():
         led.root.charge(Gaussian(sigma=sigma, sensitivity=1.0), mechanism="gaussian", caller="t")
     assert led.spent().epsilon == pytest.approx(gdp_to_epsilon(0.2, 1e-5), rel=1e-6)
     assert led.spent().epsilon < 0.73
+
+
+def _gaussian_plan(sigma: float, delta: float | None) -> PrivacyPlan:
+    plan = PrivacyPlan(caller="t", delta=delta)
+    for _ in range(4):
+        plan.charge(Gaussian(sigma=sigma, sensitivity=1.0), mechanism="gaussian")
+    return plan
+
+
+def test_a_plan_is_reserved_at_its_own_delta_so_a_second_gaussian_fit_fits():
+    """A reservation is an (epsilon, delta) amount. At the budget's whole delta it leaves
+    none for the next fit; at the plan's own delta (``PrivacyPlan.delta``) two fits of
+    the same Gaussian plan both fit, and the ledger composes their charges exactly."""
+    led = Ledger(budget=Guarantee(10.0, 1e-5))
+    plan = _gaussian_plan(4.0, 1e-6)
+    mu = math.sqrt(4) / 4.0  # four Gaussians of sensitivity 1: mu = sqrt(4) / sigma
+    for _ in range(2):
+        with led.reserve(plan) as res:
+            assert res.amount.delta == 1e-6
+            assert res.amount.epsilon == pytest.approx(gdp_to_epsilon(mu, 1e-6), rel=1e-6)
+            for c in plan.charges:
+                led.root.charge(c.entry, mechanism=c.mechanism)
+        assert res.used() == res.amount  # the plan is exactly what was charged
+    # two fits: mu composes as sqrt(mu1^2 + mu2^2), converted at the budget's delta
+    assert led.spent().epsilon == pytest.approx(gdp_to_epsilon(math.sqrt(2) * mu, 1e-5), rel=1e-6)
+
+    whole = Ledger(budget=Guarantee(10.0, 1e-5))  # the old behaviour: the budget's delta
+    with whole.reserve(_gaussian_plan(4.0, None)) as res:
+        assert res.amount.delta == 1e-5
+        for c in plan.charges:
+            whole.root.charge(c.entry, mechanism=c.mechanism)
+    with pytest.raises(BudgetExceededError):
+        whole.reserve(_gaussian_plan(4.0, None))
+    assert len(whole.charges) == 4  # the refused reservation charged nothing
+
+
+def test_a_plan_delta_above_the_budget_is_reserved_at_the_budget_and_bad_ones_refused():
+    led = Ledger(budget=Guarantee(10.0, 1e-7))
+    with led.reserve(_gaussian_plan(4.0, 1e-3)) as res:
+        assert res.amount.delta == 1e-7
+    for bad in (0.0, -1e-6, 2.0, float("nan")):
+        with pytest.raises(InvalidParameterError, match="delta"):
+            led.reserve(_gaussian_plan(4.0, bad))
+    assert led.charges == [] and led.reserved() == Guarantee(0.0)

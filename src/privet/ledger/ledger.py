@@ -309,6 +309,21 @@ class Ledger(History):
             return plan
         return as_entry(plan).guarantee()
 
+    def _reservation_amount(self, plan: PlanNode | Guarantee | Entry | float) -> Guarantee:
+        """What :meth:`reserve` sets aside: the plan's cost as an (epsilon, delta) amount.
+
+        At the plan's own ``delta`` where it states one (never above the budget's),
+        else at the budget's. Safety does not rest on this choice: every charge is
+        checked against the whole tree of committed charges at the budget's delta.
+        """
+        target = getattr(plan, "delta", None)
+        if target is None or not isinstance(plan, PlanNode):
+            return self.plan_cost(plan)
+        if not 0 < target <= 1:
+            raise InvalidParameterError(f"A plan's delta must be in (0, 1], got {target!r}.")
+        cost = plan.cost(self.relation, delta=self.budget.delta)
+        return best_guarantee(cost, min(float(target), self.budget.delta)).guarantee
+
     def reserve(
         self,
         plan: PlanNode | Guarantee | Entry | float,
@@ -334,7 +349,7 @@ class Ledger(History):
             raise InvalidParameterError(
                 f"on_abandon must be 'release' or 'charge', got {on_abandon!r}."
             )
-        amount = self.plan_cost(plan)
+        amount = self._reservation_amount(plan)
         if not isinstance(caller, str):
             raise InvalidParameterError(f"caller must be a string, got {caller!r}.")
         if not caller and hasattr(plan, "caller"):

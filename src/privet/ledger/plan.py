@@ -96,8 +96,14 @@ class PrivacyPlan(PlanNode):
         One line on how the budget is split, for the printed plan.
     claim : Claim or None
         What the paper claims for the whole call, if anything.
+    delta : float or None
+        The delta the plan was calibrated for (a Gaussian plan's target). The
+        ledger reserves the plan's cost at this delta, or at its budget's if that
+        is smaller; ``None``: at the budget's delta. A reservation at the budget's
+        whole delta would leave no delta for any other fit on the same ledger.
     """
 
     caller: str = ""
     description: str = ""
     claim: Claim | None = None
+    delta: float | None = None

@@ -181,6 +181,7 @@ class DPGradientBoostingClassifier(BaseTreeClassifier):
     ) -> PrivacyPlan:
         plan = PrivacyPlan(
             caller=type(self).__name__,
+            delta=float(self.delta),  # reserved at the fit's delta, not the whole budget's
             description=(
                 f"{len(shapes)} trees in sequence, leaves of a tree in parallel; one Gaussian "
                 f"(sigma={sigma:.4g}) per leaf on (sum g, sum h); composed in zCDP by the ledger"
