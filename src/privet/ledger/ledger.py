@@ -26,43 +26,36 @@ otherwise spend a second budget): use a ledger file to share a budget.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import math
 import os
-import socket
-import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from privet.errors import (
-    BudgetExceededError,
     InvalidParameterError,
     LedgerCorruptError,
     PrivetError,
     SchemaError,
 )
-from privet.ledger.budget import check_budget, check_entry_size, left_of
-from privet.ledger.composition import Bound, Cost, best_guarantee
+from privet.ledger.budget import check_budget
+from privet.ledger.composition import Bound, best_guarantee
 from privet.ledger.document import events_from_json, to_document
-from privet.ledger.entries import Claim, Entry, NonPrivate, as_entry
+from privet.ledger.entries import Claim, Entry, as_entry
 from privet.ledger.guarantee import Guarantee
-from privet.ledger.history import History, dataset_name, genesis
+from privet.ledger.history import dataset_name, genesis
 from privet.ledger.locations import open_store
 from privet.ledger.plan import PlanNode
-from privet.ledger.records import (
-    ChargeLabels,
-    ChargeRecord,
-    eps_text,
-)
+from privet.ledger.records import ChargeRecord
 from privet.ledger.relation import NeighbouringRelation, check_relation
 from privet.ledger.reservation import Reservation
 from privet.ledger.scope import Scope, check_charge_args
 from privet.ledger.store import MemoryStore
-from privet.ledger.tree import ABANDON_MARK, ReservationState
+from privet.ledger.tree import ABANDON_MARK
+from privet.ledger.writes import CheckedWrites
 
 
-class Ledger(History):
+class Ledger(CheckedWrites):
     """A privacy budget for one dataset, and everything charged against it.
 
     Parameters
@@ -513,222 +506,6 @@ class Ledger(History):
     def iter_scopes(self) -> Iterator[Scope]:
         for k in sorted(self._nodes):
             yield Scope(self, k)
-
-    # ---------------------------------------------------------------- events
-
-    # ---------------------------------------------------------------- writes
-    def _subtree_bound(self, node_id: int) -> Bound:
-        with self._lock:
-            self._refresh()
-            return best_guarantee(self._subtree_cost(node_id), self.budget.delta)
-
-    def _add_group(
-        self,
-        parent: int,
-        kind: str,
-        labels: list[str],
-        *,
-        stable: bool = False,
-        rate: float = 1.0,
-        method: str = "",
-    ) -> tuple[Scope, ...]:
-        payload = {
-            "id": None,
-            "parent": parent,
-            "kind": kind,
-            "stable": bool(stable),
-            "rate": float(rate),
-            "method": method,
-            "members": [[None, label] for label in labels],
-        }
-        with self._write():
-            event = self._append("group", payload)
-        return tuple(Scope(self, m[0]) for m in event.payload["members"])
-
-    # ---------------------------------------------------------------- checks
-    def _check_charge(self, node_id: int, entry: Entry, reservation: Reservation | None) -> None:
-        """Raise BudgetExceededError if the charge does not fit; change nothing."""
-        self._check_charges([(node_id, entry)], reservation)
-
-    def _check_charges(
-        self, items: Sequence[tuple[int, Entry]], reservation: Reservation | None
-    ) -> None:
-        """Raise BudgetExceededError unless all the charges fit together; change nothing.
-
-        One check for the whole batch: every cost the tree composes grows with each
-        charge added (sums, maxima and amplification are monotone), so if the batch
-        fits, every prefix of it fits too.
-        """
-        for _, entry in items:
-            if isinstance(entry, NonPrivate) and math.isfinite(self.budget.epsilon):
-                raise BudgetExceededError(
-                    f"A non-private release ({entry.reason}) has no DP guarantee (epsilon = "
-                    f"infinity) and cannot be charged to the finite budget {self.budget} of "
-                    f"dataset {self.dataset!r}; use the learner's sound variant, or a ledger "
-                    "with budget=Guarantee.unbounded() if you accept the leak knowingly."
-                )
-        if len(items) == 1:
-            what = f"Charging {items[0][1].guarantee()} in scope {self._nodes[items[0][0]].path!r}"
-        else:
-            what = (
-                f"Charging {len(items)} releases together (the first {items[0][1].guarantee()} "
-                f"in scope {self._nodes[items[0][0]].path!r})"
-            )
-        # The cost of a tree is not additive: add tentatively, measure, restore.
-        if reservation is None:
-            with self._tentative_many(items, None):
-                bound = self._global_bound()
-            if not bound.guarantee.fits_in(self.budget):
-                left = left_of(self.budget, self._global_bound().guarantee)
-                raise BudgetExceededError(
-                    f"{what} would bring dataset {self.dataset!r} to {bound.guarantee} "
-                    f"({bound.method} composition), over its budget {self.budget}; {left} is "
-                    "left. Lower epsilon, or use a new dataset budget."
-                )
-            return
-        # The reservation stands in the global check at its scope, so what is charged
-        # in it must lie in that scope's subtree and is measured at that scope (above
-        # it, e.g. under a subsample, the global check amplifies the reserved amount).
-        scope_id = reservation._state.scope_id
-        for node_id, entry in items:
-            cur: int | None = node_id
-            while cur is not None and cur != scope_id:
-                cur = self._nodes[cur].parent
-            if cur is None:
-                raise BudgetExceededError(
-                    f"Charging {entry.guarantee()} in scope {self._nodes[node_id].path!r} inside "
-                    f"reservation #{reservation.id}, which sits in scope {self._nodes[scope_id].path!r} and "
-                    "covers only charges in that scope and below; charge inside it, or reserve "
-                    "at a scope holding both. Nothing was charged."
-                )
-        with self._tentative_many(items, reservation.id):
-            cost = self._cost(scope_id, reservation.id)
-            bound = self._global_bound(exclude=reservation.id)
-        used = best_guarantee(cost, reservation.amount.delta)
-        if not used.guarantee.fits_in(reservation.amount):
-            raise BudgetExceededError(
-                f"{what} would use {used.guarantee} of reservation #{reservation.id}, which "
-                f"set aside {reservation.amount}; the privacy plan under-estimated this call. "
-                "Nothing was charged."
-            )
-        # Within its amount, a reservation's charges can still push the merged tree
-        # over the budget where composition is not additive (a subsample shared
-        # with settled charges): check the merged tree too.
-        if not bound.guarantee.fits_in(self.budget):
-            raise BudgetExceededError(
-                f"{what} inside reservation #{reservation.id} would bring dataset "
-                f"{self.dataset!r} to {bound.guarantee} ({bound.method} composition) with the "
-                f"other charges it composes with, over its budget {self.budget}. Nothing was "
-                "charged."
-            )
-
-    @contextlib.contextmanager
-    def _tentative_many(
-        self, items: Sequence[tuple[int, Entry]], rid: int | None
-    ) -> Iterator[None]:
-        with contextlib.ExitStack() as stack:
-            for node_id, entry in items:
-                stack.enter_context(self._tentative(node_id, Cost.of(entry), rid))
-            yield
-
-    def _charge(
-        self, node_id: int, entry: Entry, labels: ChargeLabels, *, commit: bool
-    ) -> ChargeRecord:
-        if not commit:
-            reservation = self._open_reservation()
-            check_entry_size(entry)
-            with self._lock:
-                self._refresh()
-                self._check_charge(node_id, entry, reservation)
-            return self._record(node_id, entry, labels, reservation)
-        return self._charge_many([(node_id, entry)], labels)[0]
-
-    def _open_reservation(self) -> Reservation | None:
-        reservation = self._active.get()
-        if reservation is not None and (reservation._ledger is not self or not reservation.is_open):
-            reservation = None
-        return reservation
-
-    def _record(
-        self, node_id: int, entry: Entry, labels: ChargeLabels, reservation: Reservation | None
-    ) -> ChargeRecord:
-        return ChargeRecord(
-            id=0,  # the store gives the id
-            scope_id=node_id,
-            path=self._nodes[node_id].path,
-            entry=entry,
-            mechanism=labels.mechanism,
-            sensitivity=None if labels.sensitivity is None else float(labels.sensitivity),
-            relation=self.relation.value,
-            caller=labels.caller,
-            step=labels.step,
-            claim=labels.claim,
-            timestamp=time.time(),
-            reservation=None if reservation is None else reservation.id,
-        )
-
-    def _charge_many(
-        self, items: Sequence[tuple[int, Entry]], labels: ChargeLabels
-    ) -> list[ChargeRecord]:
-        """Check the batch once, then commit every charge in one write transaction."""
-        if not labels.mechanism:
-            raise InvalidParameterError("A charge needs the name of its mechanism.")
-        for _, entry in items:
-            check_entry_size(entry)
-        reservation = self._open_reservation()
-        with self._write():
-            if reservation is not None and not reservation.is_open:
-                reservation = None
-            self._check_charges(items, reservation)
-            ids = []
-            for node_id, entry in items:
-                rec = self._record(node_id, entry, labels, reservation)
-                event = self._append("charge", {"id": None, "record": rec.to_dict()})
-                ids.append(event.payload["id"])
-        return [self._charges[i] for i in ids]
-
-    def _reserve(self, amount: Guarantee, caller: str, node_id: int) -> int:
-        check_entry_size(amount)
-        with self._write():
-            # Check with a stand-in reservation placed at its scope, then remove it.
-            trial = ReservationState(-1, amount, "open", caller, 0, "", 0.0, node_id)
-            self._reservations[-1] = trial
-            self._place_reservation(node_id, -1, amount)
-            try:
-                bound = self._global_bound()
-            finally:
-                self._unplace_reservation(node_id, -1)
-                del self._reservations[-1]
-            if not bound.guarantee.fits_in(self.budget):
-                left = self._global_bound().guarantee
-                raise BudgetExceededError(
-                    f"Reserving {amount} for {caller or 'this call'} in scope "
-                    f"{self._nodes[node_id].path!r} would bring dataset {self.dataset!r} to "
-                    f"{bound.guarantee}, over its budget {self.budget}: "
-                    f"{left_of(self.budget, left)} is left. Lower epsilon or use a new dataset "
-                    "budget."
-                )
-            event = self._append(
-                "reserve",
-                {
-                    "id": None,
-                    "epsilon": eps_text(amount.epsilon),
-                    "delta": amount.delta,
-                    "caller": caller,
-                    "pid": os.getpid(),
-                    "host": socket.gethostname(),
-                    "created": time.time(),
-                    "scope_id": node_id,
-                },
-            )
-        return int(event.payload["id"])
-
-    def _close_reservation(self, rid: int) -> None:
-        if self._frozen is not None:
-            return
-        with self._write():
-            if self._reservations[rid].status == "open":
-                self._append("close", {"id": rid})
 
 
 def _reopen(path: str, dataset: str, timeout: float) -> Ledger:
