@@ -20,7 +20,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).parent))
 from seed001_common import split
 
-from privet.learners.secure_sum_id3.protocol import LevelGrower, local_counts, route
+from privet.learners.secure_sum_id3.grower import LevelGrower, local_counts, route
 
 RESULTS = Path(__file__).parent / "results"
 PAPER = {  # Tables 1 (Mfeat) and 2 (Nursery), seconds

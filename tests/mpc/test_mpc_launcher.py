@@ -51,6 +51,17 @@ def test_bad_targets_and_parameters_are_refused_before_starting():
     assert len(set(ports)) == 3
 
 
+def test_a_program_file_imports_its_siblings_without_its_package(tmp_path):
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("raise RuntimeError('the package __init__ ran')\n")
+    (pkg / "helper.py").write_text("BASE = 40\n")
+    (pkg / "prog.py").write_text(
+        "from .helper import BASE\n\n\ndef run(ctx, a):\n    return BASE + a + ctx.n_parties\n"
+    )
+    assert run_local(f"{pkg / 'prog.py'}:run", {"a": 1}).results == (42,)
+
+
 def test_errors_are_privet_errors():
     assert issubclass(MPCPartyError, MPCError)
 

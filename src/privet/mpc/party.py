@@ -4,7 +4,9 @@ TARGET is a party program, ``package.module:function`` or
 ``path/to/file.py:function``: a function (plain or ``async``) called as
 ``function(ctx, **args)`` in every party once all parties are connected,
 with ``ctx`` a :class:`PartyContext` (party index, number of parties, MPyC
-runtime). Its return value is the party's result; it must pickle.
+runtime). Its return value is the party's result; it must pickle. A program
+file may import the modules beside it relatively (``from .x import y``): its
+directory is loaded as a package whose ``__init__.py`` is not run.
 
 Options (privet's; everything else on the command line is MPyC's own):
 
@@ -50,7 +52,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import errno
+import hashlib
 import importlib
+import importlib.machinery
 import importlib.util
 import inspect
 import json
@@ -156,7 +160,15 @@ def load_target(spec: str) -> Callable[..., Any]:
     try:
         if is_file:
             path = Path(module_part).resolve()
-            name = f"_privet_party_program_{path.stem}"
+            # the file's directory as a package of its own whose __init__ is never run: the
+            # program may import its sibling modules relatively (``from .x import y``)
+            # without importing the package it lives in, nor what that package imports
+            package = "_privet_party_program_" + hashlib.sha256(bytes(path.parent)).hexdigest()[:12]
+            if package not in sys.modules:
+                package_spec = importlib.machinery.ModuleSpec(package, None, is_package=True)
+                package_spec.submodule_search_locations = [str(path.parent)]
+                sys.modules[package] = importlib.util.module_from_spec(package_spec)
+            name = f"{package}.{path.stem}"
             module_spec = importlib.util.spec_from_file_location(name, path)
             if module_spec is None or module_spec.loader is None:
                 raise ImportError(f"cannot load {path}")

@@ -12,7 +12,18 @@ import scipy.stats
 from privet.data import load_dataset
 from privet.errors import BudgetExceededError, InvalidParameterError, SchemaError
 from privet.learners import ID3Classifier, SecureSumID3Classifier
-from privet.learners.secure_sum_id3 import protocol as proto
+from privet.learners.secure_sum_id3.field import (
+    DEFAULT_PRIME,
+    SMALL_PRIME,
+    FieldSampler,
+    choose_prime,
+    decode_centred,
+    derive_points,
+    is_prime,
+    lagrange_weights,
+    wire_dtype,
+)
+from privet.learners.secure_sum_id3.sharing import SharingPlan, noise_shares, pooled_noise
 from privet.ledger import Guarantee, Ledger, NonPrivate
 
 
@@ -56,19 +67,19 @@ def test_paper_example_1_sum():
     xs = [3, 5, 7, 8]
     inter = [sum(sum(c * x**k for k, c in enumerate(q)) for q in polys) % p for x in xs]
     assert inter[0] == (5 * 27 - 6 * 9 - 7 * 3 + 20) % p
-    w = proto.lagrange_weights(xs, [0], p)
+    w = lagrange_weights(xs, [0], p)
     assert sum(wi[0] * y for wi, y in zip(w, inter, strict=True)) % p == 20
 
 
-@pytest.mark.parametrize("p", [65521, proto.DEFAULT_PRIME, 2**61 - 1])
+@pytest.mark.parametrize("p", [65521, DEFAULT_PRIME, 2**61 - 1])
 def test_shares_reconstruct_from_both_subsets(p):
-    plan = proto.SharingPlan(5, proto.derive_points(b"seed", 10, p), p)
+    plan = SharingPlan(5, derive_points(b"seed", 10, p), p)
     values = np.array([0, 1, 17, -3, 1000])
-    shares = plan.share(values, proto.FieldSampler(p, key=bytes(32)))
+    shares = plan.share(values, FieldSampler(p, key=bytes(32)))
     assert shares.shape == (10, 5)  # point-major: 2n points x 5 values
     sums, problems = plan.interpolate(shares, "all")
     assert problems == []
-    assert proto.decode_centred(sums, p).tolist() == values.tolist()
+    assert decode_centred(sums, p).tolist() == values.tolist()
     # one wrong intermediate value is caught by the two subsets
     shares[3, 2] = (int(shares[3, 2]) + 1) % p
     _, problems = plan.interpolate(shares, "two")
@@ -82,8 +93,8 @@ def test_field_sampler_is_uniform_on_z_p(p):
     p = 11 rejects 5 of every 16 raw values, so the redraw path is exercised.
     The test fails with probability 1e-6 when the sampler is uniform.
     """
-    draws = proto.FieldSampler(p).uniform((2, 80_000))
-    assert draws.dtype == proto.wire_dtype(p) and draws.shape == (2, 80_000)
+    draws = FieldSampler(p).uniform((2, 80_000))
+    assert draws.dtype == wire_dtype(p) and draws.shape == (2, 80_000)
     assert int(draws.max()) < p
     k = min(p, 16)
     edges = np.linspace(0, p, k + 1).round().astype(np.int64)
@@ -94,23 +105,23 @@ def test_field_sampler_is_uniform_on_z_p(p):
 
 
 def test_field_sampler_streams_differ_per_key_and_draw():
-    a, b = proto.FieldSampler(65521, key=bytes(32)), proto.FieldSampler(65521, key=bytes(32))
+    a, b = FieldSampler(65521, key=bytes(32)), FieldSampler(65521, key=bytes(32))
     first = a.uniform((1000,))
     assert np.array_equal(first, b.uniform((1000,)))  # same key, same first draw
     assert not np.array_equal(first, a.uniform((1000,)))  # a fresh nonce per draw
-    assert not np.array_equal(first, proto.FieldSampler(65521).uniform((1000,)))
+    assert not np.array_equal(first, FieldSampler(65521).uniform((1000,)))
 
 
 def test_sum_of_shares_is_share_of_sum():
-    p, n = proto.DEFAULT_PRIME, 4
-    plan = proto.SharingPlan(n, proto.derive_points(b"x", 2 * n, p), p)
+    p, n = DEFAULT_PRIME, 4
+    plan = SharingPlan(n, derive_points(b"x", 2 * n, p), p)
     rng = np.random.default_rng(3)
-    sampler = proto.FieldSampler(p)
+    sampler = FieldSampler(p)
     vals = rng.integers(0, 500, size=(n, 50))
     total = sum(plan.share(v, sampler).astype(np.int64) for v in vals) % p
     sums, problems = plan.interpolate(total, "all")
     assert not problems
-    assert np.array_equal(proto.decode_centred(sums, p), vals.sum(axis=0))
+    assert np.array_equal(decode_centred(sums, p), vals.sum(axis=0))
 
 
 @pytest.mark.parametrize("verify", ["two", "all"])
@@ -119,9 +130,9 @@ def test_a_consistent_shift_of_both_results_passes_every_check(verify):
     1/|domain|^(2n-2). A party that adds E(x) = c * prod over the other parties' points
     of (x - x_k) to its two results (degree 2n - 2, zero at every other point) moves the
     sum by E(0) and every subset agrees, whatever the others' results are."""
-    p, n = proto.DEFAULT_PRIME, 4
-    plan = proto.SharingPlan(n, proto.derive_points(b"shift", 2 * n, p), p)
-    sampler = proto.FieldSampler(p)
+    p, n = DEFAULT_PRIME, 4
+    plan = SharingPlan(n, derive_points(b"shift", 2 * n, p), p)
+    sampler = FieldSampler(p)
     vals = np.random.default_rng(4).integers(0, 500, size=(n, 20))
     inter = sum(plan.share(v, sampler).astype(np.int64) for v in vals) % p
     cheater, delta = 2, 1000
@@ -131,16 +142,16 @@ def test_a_consistent_shift_of_both_results_passes_every_check(verify):
     assert problems == []  # no subset disagrees
     expected = vals.sum(axis=0)
     expected[7] += delta
-    assert np.array_equal(proto.decode_centred(sums, p), expected)
+    assert np.array_equal(decode_centred(sums, p), expected)
     # a change of one of the two results alone is still caught
     inter[2 * cheater, 3] = (inter[2 * cheater, 3] + 1) % p
     assert plan.interpolate(inter, verify)[1]
 
 
 def test_is_prime_and_points():
-    assert proto.is_prime(2**31 - 1) and proto.is_prime(2**61 - 1)
-    assert not proto.is_prime(2**31 + 1) and not proto.is_prime(1)
-    pts = proto.derive_points(b"abc", 256, 1009)
+    assert is_prime(2**31 - 1) and is_prime(2**61 - 1)
+    assert not is_prime(2**31 + 1) and not is_prime(1)
+    pts = derive_points(b"abc", 256, 1009)
     assert len(set(pts)) == 256 and 0 not in pts
 
 
@@ -152,13 +163,13 @@ def test_noise_shares_sum_to_discrete_laplace():
     """
     rng = np.random.default_rng(7)
     b, n, m = 3.0, 5, 40_000
-    z = sum(proto.noise_shares(m, b, n, rng) for _ in range(n - 1))
+    z = sum(noise_shares(m, b, n, rng) for _ in range(n - 1))
     a = math.exp(-1 / b)
     var = 2 * a / (1 - a) ** 2
     se = var * math.sqrt((9 - 1) / m)
     assert abs(z.var() - var) < 5 * se
     assert abs(z.mean()) < 5 * math.sqrt(var / m)
-    pooled = proto.pooled_noise(m, b, n, rng)  # all n shares: more noise than n - 1
+    pooled = pooled_noise(m, b, n, rng)  # all n shares: more noise than n - 1
     assert pooled.var() > var
 
 
@@ -320,10 +331,10 @@ def test_field_too_small(prime, match, nursery):
 def test_default_field_is_small_only_for_the_exact_protocol(nursery):
     schema, X, y = nursery
     exact = SecureSumID3Classifier(schema=schema, max_depth=1).fit(X, y)
-    assert exact.prime_ == proto.SMALL_PRIME  # its row count is opened anyway
+    assert exact.prime_ == SMALL_PRIME  # its row count is opened anyway
     dp = SecureSumID3Classifier(schema=schema, max_depth=1, epsilon=1.0).fit(X, y)
-    assert dp.prime_ == proto.DEFAULT_PRIME  # never chosen from the private row count
-    assert proto.choose_prime(None, 3, 40_000, exact=True) == proto.DEFAULT_PRIME
+    assert dp.prime_ == DEFAULT_PRIME  # never chosen from the private row count
+    assert choose_prime(None, 3, 40_000, exact=True) == DEFAULT_PRIME
 
 
 def test_dp_field_margin(nursery):
@@ -338,3 +349,20 @@ def test_explicit_owners_override_n_parties(nursery):
     owners = np.arange(len(y)) % 5
     est = SecureSumID3Classifier(schema=schema, n_parties=1, max_depth=1).fit(X, y, parties=owners)
     assert est.n_parties_ == 5
+
+
+def test_party_program_loads_by_path_without_the_learners():
+    """A party loads protocol.py by file path; it and its siblings import no scikit-learn."""
+    import subprocess
+    import sys
+
+    import privet.learners.secure_sum_id3.protocol as protocol
+
+    code = (
+        "import sys\n"
+        "from privet.mpc.party import load_target\n"
+        f"load_target({protocol.__file__ + ':program'!r})\n"
+        "bad = [m for m in ('sklearn', 'pandas', 'privet.learners') if m in sys.modules]\n"
+        "assert not bad, bad\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=120)

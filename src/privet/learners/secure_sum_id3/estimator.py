@@ -24,6 +24,8 @@ from privet.learners._base import (
 from privet.learners._params import Interval, StrOptions
 from privet.learners._trees.tree import Tree
 from privet.learners.secure_sum_id3 import protocol as proto
+from privet.learners.secure_sum_id3.field import check_prime, choose_prime
+from privet.learners.secure_sum_id3.grower import TreeArrays
 from privet.learners.secure_sum_id3.reference import grow_reference
 from privet.ledger import (
     Claim,
@@ -128,7 +130,7 @@ class SecureSumID3Classifier(BaseTreeClassifier):
 
     Integrity: the Sec. 4.3 check detects a party that changes one of its two
     intermediate results, but not one that shifts both along the error
-    polynomial of :meth:`~privet.learners.secure_sum_id3.protocol.SharingPlan.undetectable_shift`
+    polynomial of :meth:`~privet.learners.secure_sum_id3.sharing.SharingPlan.undetectable_shift`
     (the paper's probability bound for a lone cheater does not hold); the
     protocol is sound for honest-but-curious parties only.
 
@@ -305,8 +307,8 @@ class SecureSumID3Classifier(BaseTreeClassifier):
             entries = self._level_entries(self.schema_)
             n_rows = sum(len(v) for v in ys)
             margin = 0 if self.epsilon is None else int(NOISE_TAIL * max(e.scale for e in entries))
-            prime = proto.choose_prime(self.prime, len(ys), n_rows, exact=self.epsilon is None)
-            proto.check_prime(prime, len(ys), n_rows + margin)
+            prime = choose_prime(self.prime, len(ys), n_rows, exact=self.epsilon is None)
+            check_prime(prime, len(ys), n_rows + margin)
             self.prime_ = prime = int(prime)
             tracker = _ScopeTracker(scope, self.schema_, entries, type(self).__name__)
             if self.backend == "reference":
@@ -434,7 +436,7 @@ class SecureSumID3Classifier(BaseTreeClassifier):
 
     def _run_parties(
         self, codes: list[np.ndarray], ys: list[np.ndarray], entries: list[Any], prime: int
-    ) -> proto.TreeArrays:
+    ) -> TreeArrays:
         from privet.mpc import launch
 
         tamper = getattr(self, "_testing_tamper", None)
@@ -474,7 +476,7 @@ class SecureSumID3Classifier(BaseTreeClassifier):
             {key: r[key] for key in ("rounds", "counts_summed", "max_rss_kb") if key in r}
             for r in run.results
         ]
-        return proto.TreeArrays(**run.results[0]["tree"])
+        return TreeArrays(**run.results[0]["tree"])
 
 
 class _ScopeTracker:
@@ -491,7 +493,7 @@ class _ScopeTracker:
             else "distributed discrete Laplace + secure sum"
         )
 
-    def scope(self, node: int, tree: proto.TreeArrays) -> Scope:
+    def scope(self, node: int, tree: TreeArrays) -> Scope:
         if node not in self.scopes:
             parent = tree.parent[node]
             sc = self.scope(parent, tree)
@@ -504,7 +506,7 @@ class _ScopeTracker:
                 self.scopes[kid] = part
         return self.scopes[node]
 
-    def charge_level(self, nodes: list[int], tree: proto.TreeArrays) -> None:
+    def charge_level(self, nodes: list[int], tree: TreeArrays) -> None:
         for node in nodes:
             depth = tree.depth[node]
             self.scope(node, tree).charge(
@@ -515,11 +517,11 @@ class _ScopeTracker:
                 claim=Claim(math.inf, source=CLAIM_SOURCE, note=CLAIM_NOTE) if node == 0 else None,
             )
 
-    def replay(self, tree: proto.TreeArrays) -> None:
+    def replay(self, tree: TreeArrays) -> None:
         self.charge_level(list(tree.opened), tree)
 
 
-def _to_tree(arrays: proto.TreeArrays, n_classes: int) -> Tree:
+def _to_tree(arrays: TreeArrays, n_classes: int) -> Tree:
     value = np.asarray(arrays.value, dtype=float).reshape(-1, n_classes)
     return Tree(
         feature=np.asarray(arrays.feature, dtype=np.int64),

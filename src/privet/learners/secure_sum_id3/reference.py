@@ -14,14 +14,14 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from privet.learners.secure_sum_id3.protocol import (
+from privet.learners.secure_sum_id3.grower import (
     Level,
     LevelGrower,
     TreeArrays,
     local_counts,
-    pooled_noise,
     route,
 )
+from privet.learners.secure_sum_id3.sharing import pooled_noise
 
 
 def grow_reference(
