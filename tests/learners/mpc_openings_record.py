@@ -29,9 +29,7 @@ _CHARGE_FIELDS = ("mechanism", "step", "caller", "epsilon", "delta", "entry")
 
 def _charges(ledger: Any) -> list[dict[str, Any]]:
     """Every charge of ``ledger``, oldest first, with the fields of :data:`_CHARGE_FIELDS`."""
-    from privet.cli.ledger import charge_rows
-
-    return [{k: row[k] for k in _CHARGE_FIELDS} for row in charge_rows(ledger)]
+    return [{k: row[k] for k in _CHARGE_FIELDS} for row in ledger.charge_rows()]
 
 
 def _plain(x: Any) -> Any:

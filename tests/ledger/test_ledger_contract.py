@@ -14,6 +14,7 @@ import os
 import shutil
 import tempfile
 import threading
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -442,6 +443,27 @@ class LedgerContract:
             assert r.reservation is None
             assert abs(r.timestamp - stored.timestamp) < 1e-6 and r.timestamp > 1.7e9
         assert led.claims() == [stored]
+        (row,) = led.charge_rows()
+        assert row == {
+            "dataset": "adult",
+            "id": stored.id,
+            "time": datetime.fromtimestamp(stored.timestamp, tz=UTC).strftime(
+                "%Y-%m-%d %H:%M:%S UTC"
+            ),
+            "caller": "DPTree",
+            "step": "split 3",
+            "scope": "adult/young",
+            "mechanism": "laplace",
+            "entry": "Laplace",
+            "epsilon": 0.25,
+            "delta": 0.0,
+            "relation": "add_remove",
+            "sensitivity": 1.0,
+            "claim_epsilon": 0.1,
+            "claim_delta": 0.0,
+            "claim_source": "Paper 2020, Thm 3",
+            "claim_note": "linearised",
+        }
 
     def test_charge_ids_increase(self):
         led = self.make(Guarantee(1.0))

@@ -14,13 +14,12 @@ import json
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime
 from typing import Any
 
 from privet.cli._output import console, interactive, print_json, print_table
 from privet.errors import PrivetError
 
-__all__ = ["add_parser", "charge_rows", "datasets_in"]
+__all__ = ["add_parser", "datasets_in"]
 
 
 def datasets_in(target: str) -> list[str]:
@@ -48,38 +47,6 @@ def _opened(target: str, dataset: str) -> Iterator[Any]:
         yield led
     finally:
         led.close()
-
-
-def _time(ts: float) -> str:
-    return datetime.fromtimestamp(ts, tz=UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
-
-
-def charge_rows(led: Any) -> list[dict[str, Any]]:
-    """Every committed charge of ``led`` as a flat row (history, CSV export)."""
-    out = []
-    for c in led.charges:
-        g = c.guarantee
-        out.append(
-            {
-                "dataset": led.dataset,
-                "id": c.id,
-                "time": _time(c.timestamp),
-                "caller": c.caller,
-                "step": c.step,
-                "scope": c.path,
-                "mechanism": c.mechanism,
-                "entry": type(c.entry).__name__,
-                "epsilon": g.epsilon,
-                "delta": g.delta,
-                "relation": c.relation,
-                "sensitivity": c.sensitivity,
-                "claim_epsilon": None if c.claim is None else c.claim.epsilon,
-                "claim_delta": None if c.claim is None else c.claim.delta,
-                "claim_source": None if c.claim is None else c.claim.source,
-                "claim_note": None if c.claim is None else c.claim.note,
-            }
-        )
-    return out
 
 
 def cmd_ledger_show(args: argparse.Namespace) -> int:
@@ -136,7 +103,7 @@ def cmd_ledger_export(args: argparse.Namespace) -> int:
         rows: list[dict[str, Any]] = []
         for name in names:
             with _opened(args.file, name) as led:
-                rows += charge_rows(led)
+                rows += led.charge_rows()
         buf = io.StringIO()
         writer = csv.DictWriter(buf, fieldnames=_FIELDS, lineterminator="\n")
         writer.writeheader()
@@ -180,7 +147,7 @@ def cmd_ledger_history(args: argparse.Namespace) -> int:
     rows: list[dict[str, Any]] = []
     for name in names:
         with _opened(args.file, name) as led:
-            rows += charge_rows(led)
+            rows += led.charge_rows()
     rows.sort(key=lambda r: (r["time"], r["dataset"], r["id"]))
     if args.json:
         print_json(rows)

@@ -406,6 +406,15 @@ class Ledger(CheckedWrites):
             self._refresh()
             return [self._charges[k] for k in sorted(self._charges)]
 
+    def charge_rows(self) -> list[dict[str, Any]]:
+        """Every committed charge as a flat row, oldest first (:meth:`ChargeRecord.to_row`).
+
+        What a regulator's spreadsheet wants: ``pandas.DataFrame(ledger.charge_rows())``
+        has one row per charge with its time, caller, step, scope, proven (ε, δ)
+        and the paper's claim. ``privet ledger history`` prints these rows.
+        """
+        return [c.to_row(self.dataset) for c in self.charges]
+
     def claims(self) -> list[ChargeRecord]:
         """The charges that carry a paper's claim, for claimed-vs-proven tables."""
         return [c for c in self.charges if c.claim is not None]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 from privet.errors import LedgerCorruptError, PrivetError
@@ -70,6 +71,33 @@ class ChargeRecord:
             "reservation": self.reservation,
         }
 
+    def to_row(self, dataset: str) -> dict[str, Any]:
+        """This charge as one flat row of plain values, for tables, CSV and pandas.
+
+        The columns of ``privet ledger history`` and of ``privet ledger export
+        --format csv``: the time in UTC, who charged (caller, step, scope), the
+        proven guarantee and the paper's claim beside it.
+        """
+        g, c = self.guarantee, self.claim
+        return {
+            "dataset": dataset,
+            "id": self.id,
+            "time": utc_text(self.timestamp),
+            "caller": self.caller,
+            "step": self.step,
+            "scope": self.path,
+            "mechanism": self.mechanism,
+            "entry": type(self.entry).__name__,
+            "epsilon": g.epsilon,
+            "delta": g.delta,
+            "relation": self.relation,
+            "sensitivity": self.sensitivity,
+            "claim_epsilon": None if c is None else c.epsilon,
+            "claim_delta": None if c is None else c.delta,
+            "claim_source": None if c is None else c.source,
+            "claim_note": None if c is None else c.note,
+        }
+
     @staticmethod
     def from_dict(d: dict[str, Any]) -> ChargeRecord:
         """The record :meth:`to_dict` wrote; a malformed one raises LedgerCorruptError."""
@@ -99,6 +127,11 @@ class ChargeRecord:
             timestamp=float(d["timestamp"]),
             reservation=None if d["reservation"] is None else _int(d["reservation"]),
         )
+
+
+def utc_text(ts: float) -> str:
+    """A POSIX time as ``YYYY-MM-DD HH:MM:SS UTC``."""
+    return datetime.fromtimestamp(ts, tz=UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
 def _int(v: Any) -> int:
