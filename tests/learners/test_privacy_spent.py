@@ -65,17 +65,19 @@ LEARNERS = {
 }
 
 
+def _problem(data: str):
+    """(schema, X, y, neighbouring relation) of a learner's data kind."""
+    # local randomisers are accounted under replace-one neighbours
+    relation = "replace_one" if data == "numeric-local" else "add_remove"
+    if data == "car":
+        return load_dataset("car").schema, *_car(), relation
+    return NUMERIC, *_numeric(), relation
+
+
 @pytest.mark.parametrize("name", LEARNERS)
 def test_second_fit_on_one_ledger_reports_its_own_spend(name):
     cls, params, data = LEARNERS[name]
-    if data == "car":
-        schema = load_dataset("car").schema
-        X, y = _car()
-    else:
-        schema = NUMERIC
-        X, y = _numeric()
-    # local randomisers are accounted under replace-one neighbours
-    relation = "replace_one" if data == "numeric-local" else "add_remove"
+    schema, X, y, relation = _problem(data)
     led = Ledger(budget=Guarantee(10.0, 1e-5), relation=relation)
     first = cls(schema=schema, epsilon=1.0, ledger=led, **params).fit(X, y)
     after_first = led.spent()
@@ -93,6 +95,30 @@ def test_second_fit_on_one_ledger_reports_its_own_spend(name):
         assert total == pytest.approx(spent_1.epsilon + spent_2.epsilon)
     else:  # Gaussians compose in zCDP, below the sum (a fit's figure is at its own delta)
         assert total < spent_1.epsilon + spent_2.epsilon
+
+
+@pytest.mark.parametrize("name", LEARNERS)
+def test_a_fit_on_an_unbounded_ledger_reports_its_finite_spend(name):
+    """``Guarantee.unbounded()`` (the audits' budget) limits nothing: a fit on it reports
+    the same finite spend as on a finite budget. DP boosting used to report epsilon = inf,
+    because its Gaussian plan was reserved at the unbounded budget's delta of 0."""
+    cls, params, data = LEARNERS[name]
+    schema, X, y, relation = _problem(data)
+    finite = cls(
+        schema=schema,
+        epsilon=1.0,
+        ledger=Ledger(budget=Guarantee(10.0, 1e-5), relation=relation),
+        **params,
+    ).fit(X, y)
+    model = cls(
+        schema=schema,
+        epsilon=1.0,
+        ledger=Ledger(budget=Guarantee.unbounded(), relation=relation),
+        **params,
+    ).fit(X, y)
+    assert 0 < model.privacy_spent_.epsilon <= 1.0 + 1e-9
+    assert model.privacy_spent_.epsilon == pytest.approx(finite.privacy_spent_.epsilon)
+    assert model.privacy_spent_.delta == pytest.approx(finite.privacy_spent_.delta)
 
 
 def test_matrix_forest_prediction_mode_counts_its_batches_and_nothing_else():

@@ -110,7 +110,27 @@ def test_a_plan_delta_above_the_budget_is_reserved_at_the_budget_and_bad_ones_re
     led = Ledger(budget=Guarantee(10.0, 1e-7))
     with led.reserve(_gaussian_plan(4.0, 1e-3)) as res:
         assert res.amount.delta == 1e-7
-    for bad in (0.0, -1e-6, 2.0, float("nan")):
+    for bad in (0.0, -1e-6, 1.0, 2.0, float("nan")):
         with pytest.raises(InvalidParameterError, match="delta"):
             led.reserve(_gaussian_plan(4.0, bad))
     assert led.charges == [] and led.reserved() == Guarantee(0.0)
+
+
+def test_an_unbounded_budget_reserves_a_plan_at_its_own_delta():
+    """``Guarantee.unbounded()`` is (inf, 0): it limits nothing, so a Gaussian plan is
+    reserved at the plan's delta, not capped at the budget's 0 (where every Gaussian
+    costs epsilon = inf). What the fit used is then finite; what the ledger has spent,
+    stated at the budget's delta of 0, stays inf, which is also true."""
+    led = Ledger(budget=Guarantee.unbounded())
+    plan = _gaussian_plan(4.0, 1e-6)
+    mu = math.sqrt(4) / 4.0
+    with led.reserve(plan) as res:
+        for c in plan.charges:
+            led.root.charge(c.entry, mechanism=c.mechanism)
+    assert res.amount.delta == 1e-6
+    assert res.used().delta == 1e-6
+    assert res.used().epsilon == pytest.approx(gdp_to_epsilon(mu, 1e-6), rel=1e-6)
+    assert math.isinf(led.spent().epsilon)
+    for bad in (0.0, 1.0, 2.0):
+        with pytest.raises(InvalidParameterError, match="delta"):
+            led.reserve(_gaussian_plan(4.0, bad))

@@ -305,17 +305,20 @@ class Ledger(CheckedWrites):
     def _reservation_amount(self, plan: PlanNode | Guarantee | Entry | float) -> Guarantee:
         """What :meth:`reserve` sets aside: the plan's cost as an (epsilon, delta) amount.
 
-        At the plan's own ``delta`` where it states one (never above the budget's),
+        At the plan's own ``delta`` where it states one (never above the budget's,
+        unless the budget is :meth:`Guarantee.unbounded`, which limits nothing),
         else at the budget's. Safety does not rest on this choice: every charge is
         checked against the whole tree of committed charges at the budget's delta.
         """
         target = getattr(plan, "delta", None)
         if target is None or not isinstance(plan, PlanNode):
             return self.plan_cost(plan)
-        if not 0 < target <= 1:
-            raise InvalidParameterError(f"A plan's delta must be in (0, 1], got {target!r}.")
+        if not 0 < target < 1:
+            raise InvalidParameterError(f"A plan's delta must be in (0, 1), got {target!r}.")
         cost = plan.cost(self.relation, delta=self.budget.delta)
-        return best_guarantee(cost, min(float(target), self.budget.delta)).guarantee
+        if not self.budget.is_unbounded:
+            target = min(float(target), self.budget.delta)
+        return best_guarantee(cost, float(target)).guarantee
 
     def reserve(
         self,
