@@ -200,6 +200,36 @@ def test_a_valid_tiny_audit_reports_what_it_ran(car):
     assert audit.verdict == "NO CLAIM"  # the non-private baseline claims nothing
 
 
+def test_each_pair_can_have_its_own_number_of_trainings(car):
+    audit = audit_learner(
+        "ID3Classifier", car, epsilon=1.0, trials={"near_tie": 8, "lone_leaf": 12},
+        confidence=0.9, one_run=False, n_jobs=1, selection_fraction=0.25, curve=False,
+    )  # fmt: skip
+    assert {t.pair: t.result.n_trials for t in audit.tests} == {"near_tie": 8, "lone_leaf": 12}
+    for t in audit.tests:
+        assert t.result.n_selection == t.result.n_trials // 4
+        assert not t.curve
+
+
+@pytest.mark.parametrize(
+    ("trials", "selection_fraction", "match"),
+    [
+        ({"near_tie": 6}, 0.5, "missing \\['lone_leaf'\\]"),
+        ({"near_tie": 6, "lone_leaf": 6, "near-tie": 6}, 0.5, "unknown \\['near-tie'\\]"),
+        ({"near_tie": 6, "lone_leaf": 2}, 0.5, "lone_leaf"),
+        (8, 1.5, "selection_fraction"),
+    ],
+)
+def test_bad_per_pair_trainings_are_refused_before_training(car, trials, selection_fraction, match):
+    CountingBuilder.fits = 0
+    with pytest.raises(PrivetError, match=match):
+        audit_learner(
+            COUNTED, car, epsilon=1.0, trials=trials, confidence=0.9, one_run=False,
+            selection_fraction=selection_fraction,
+        )  # fmt: skip
+    assert CountingBuilder.fits == 0
+
+
 @FUZZ
 @given(
     trials=st.one_of(junk_no_int, st.integers(-2, 12)),

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -21,7 +21,7 @@ import pandas as pd
 
 from privet.audits.bounds import check_confidence, check_real
 from privet.audits.cluster import resolve_backend
-from privet.audits.estimate import check_positive_int
+from privet.audits.estimate import check_positive_int, check_split
 from privet.audits.formatting import finite, format_epsilon
 from privet.audits.learners.pairs import LearnerPair, lone_leaf_pair, near_tie_pair, xy_schema
 from privet.audits.learners.registry import (
@@ -271,6 +271,22 @@ def _check_pairs(pairs: Any) -> tuple[str | LearnerPair, ...]:
     return out
 
 
+def _check_trials(trials: Any, pairs: Sequence[LearnerPair]) -> dict[str, int]:
+    """Trainings per pair kind: one number for every pair, or a mapping naming each."""
+    kinds = [p.kind for p in pairs]
+    if not isinstance(trials, Mapping):
+        n = check_positive_int(trials, "trials", minimum=4)
+        return dict.fromkeys(kinds, n)
+    missing = [k for k in kinds if k not in trials]
+    extra = [k for k in trials if k not in kinds]
+    if missing or extra:
+        raise InvalidParameterError(
+            f"'trials' must give a number for each pair and no other; the pairs are "
+            f"{kinds}, missing {missing}, unknown {extra}."
+        )
+    return {k: check_positive_int(v, f"trials[{k!r}]", minimum=4) for k, v in trials.items()}
+
+
 def _check_rows(rows: Any) -> int | None:
     return None if rows is None else check_positive_int(rows, "rows", minimum=8)
 
@@ -280,11 +296,13 @@ def audit_learner(
     data: Any,
     *,
     epsilon: float,
-    trials: int,
+    trials: int | Mapping[str, int],
     confidence: float,
     pairs: Sequence[str | LearnerPair] = ("near_tie", "lone_leaf"),
     max_depth: int = 3,
     output: Output = "labels",
+    selection_fraction: float = 0.5,
+    curve: bool = True,
     one_run: bool = True,
     one_run_m: int | None = None,
     mia: bool = False,
@@ -306,8 +324,10 @@ def audit_learner(
         canaries and the MIA population.
     epsilon : float
         The learner's privacy parameter (its claim, for every DP learner).
-    trials : int
-        Trainings per dataset in each many-trainings test.
+    trials : int or mapping of str to int
+        Trainings per dataset in each many-trainings test; a mapping gives each
+        pair its own number, by the pair's ``kind`` (``{"near_tie": 1000,
+        "lone_leaf": 400}``), and must name every pair and no other.
     confidence : float
         Overall confidence: each of the ``len(pairs)`` tests runs at
         ``1 - (1 - confidence) / len(pairs)`` so that their maximum holds at
@@ -318,6 +338,10 @@ def audit_learner(
     max_depth : int, default=3
         Depth of the lone-leaf test (the near-tie pair uses depth 1).
     output : {"labels", "proba"}
+    selection_fraction, curve
+        Passed to :func:`learner_dp_test`: the share of the trainings that
+        chooses the event (the rest bound epsilon), and whether to record the
+        bound against the number of trainings.
     one_run : bool, default=True
         Also run :func:`learner_one_run` (one training, full depth).
     one_run_m : int, optional
@@ -349,7 +373,6 @@ def audit_learner(
     name = getattr(data, "name", "data")
     pairs = _check_pairs(pairs)
     epsilon = check_real(epsilon, "epsilon", lower=0.0)
-    trials = check_positive_int(trials, "trials", minimum=4)
     max_depth = check_positive_int(max_depth, "max_depth", minimum=0)
     if output not in ("labels", "proba"):
         raise InvalidParameterError(f"output must be 'labels' or 'proba'; got {output!r}.")
@@ -373,6 +396,9 @@ def audit_learner(
             raise InvalidParameterError(
                 f"Unknown pair {p!r}; use 'near_tie', 'lone_leaf' or a LearnerPair."
             )
+    trials_of = _check_trials(trials, built)
+    for n in trials_of.values():
+        check_split(n, selection_fraction)
     claimed, source, proven, proven_delta, ledger = claimed_and_proven(
         spec, X, y, epsilon=epsilon, max_depth=max_depth, schema=schema
     )
@@ -384,11 +410,13 @@ def audit_learner(
                 spec,
                 pair,
                 epsilon=epsilon,
-                trials=trials,
+                trials=trials_of[pair.kind],
                 confidence=per_test,
                 max_depth=pair.max_depth or max_depth,
                 claimed_epsilon=claimed if claimed is not None else math.inf,
                 output=output,
+                selection_fraction=selection_fraction,
+                curve=curve,
                 n_jobs=n_jobs,
                 backend=backend,
                 random_state=random_state,
