@@ -146,7 +146,7 @@ def assert_dp(
             where = f" on pair #{i} of {len(pairs)}" if len(pairs) > 1 else ""
             raise AssertionError(
                 f"{getattr(fn, '__name__', type(fn).__name__)} is not ({epsilon:g}, {delta:g})-DP"
-                f"{where}: epsilon >= {r.epsilon_lower:.4g} at {r.confidence:.4g} confidence.\n"
+                f"{where}: epsilon >= {r.epsilon_lower:.4g} at {r.confidence:.10g} confidence.\n"
                 f"  event: {r.event} (more likely on {r.more_likely_on})\n"
                 f"  D : {r.k_d0:,} of {r.n_d0:,} runs in the event\n"
                 f"  D': {r.k_d1:,} of {r.n_d1:,} runs in the event\n"
