@@ -204,11 +204,15 @@ def test_dp_test_loops_and_applies_statistic_to_batches():
 
 
 def test_target_epsilon_stops_estimation_early():
+    """Laplace at scale 0.5 is 2-DP, and *tight* on its tail events (ratio e^2 exactly), so
+    claiming 2.0 at 95% fails a correct mechanism now and then (it did once in CI). The
+    claim here is 2.5: the test is about stopping early, and the verdict still checks that
+    the bound stays below a true claim."""
     r = dp_test(
         vectorised_laplace,
         0.0,
         1.0,
-        epsilon=2.0,
+        epsilon=2.5,
         trials=1_000_000,
         confidence=0.95,
         selection_fraction=0.02,
