@@ -196,9 +196,21 @@ def test_dp_test_loops_and_applies_statistic_to_batches():
     def statistic(outputs):
         return np.array([o["noisy_sum"] for o in outputs])
 
+    # Laplace(2) on a sum of sensitivity 1 is exactly 0.5-DP, tight on its tail events:
+    # with an unseeded split a correct mechanism FAILs about 1 % of runs at 0.9 (measured:
+    # 32 in 4000 at n = 3000). The noise is seeded above, so seeding the split makes the
+    # verdict fixed; it is PASS, as a true claim's verdict should be.
     d0, d1 = canary_pair(np.zeros(5), 1.0)
     r = dp_test(
-        release, d0, d1, epsilon=0.5, trials=4000, confidence=0.9, statistic=statistic, n_jobs=1
+        release,
+        d0,
+        d1,
+        epsilon=0.5,
+        trials=4000,
+        confidence=0.9,
+        statistic=statistic,
+        n_jobs=1,
+        random_state=0,
     )
     assert r.verdict == "PASS" and r.n_trials == 4000
 
