@@ -182,6 +182,25 @@ def test_local_dimension_mismatch() -> None:
     assert led.spent() == Guarantee(0.0)
 
 
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda e, r: DuchiMechanism(epsilon=e, lower=-r, upper=r),
+        lambda e, r: DuchiMultiMechanism(epsilon=e, dimension=3, lower=-r, upper=r),
+        lambda e, r: PiecewiseMechanism(epsilon=e, lower=-r, upper=r),
+        lambda e, r: PiecewiseMultiMechanism(epsilon=e, dimension=3, lower=-r, upper=r),
+    ],
+    ids=["duchi", "duchi_md", "piecewise", "piecewise_md"],
+)
+def test_local_outputs_beyond_the_largest_double_are_refused(build: Any) -> None:
+    """A tiny epsilon scales the unit output by ~2/epsilon: over a range of 1e296 the
+    released values would overflow to inf (found by the mechanisms fuzz test)."""
+    with pytest.raises(InvalidParameterError, match="larger epsilon or a narrower range"):
+        build(1e-12, 1.8e296)
+    mech = build(1e-12, 1e3)  # the same epsilon over a range that fits is fine
+    assert np.isfinite(mech.lower) and mech.epsilon == 1e-12
+
+
 CHARGED = [
     ("laplace", lambda: make_laplace(0.6), np.zeros(5), "add_remove"),
     ("discrete", lambda: make_discrete_laplace(0.6), np.zeros(5, dtype=int), "add_remove"),

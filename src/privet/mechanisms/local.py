@@ -126,6 +126,16 @@ class LocalMechanism(Mechanism):
     def _from_unit(self, y: NDArray[np.float64]) -> NDArray[np.float64]:
         return self._mid + self._half * y
 
+    def _check_output_range(self, bound: float) -> None:
+        """Refuse a randomiser whose outputs (up to ``bound`` on the unit scale) are not
+        finite doubles: a tiny epsilon over a huge range overflows to inf."""
+        if not math.isfinite(abs(self._mid) + self._half * bound):
+            raise InvalidParameterError(
+                f"{type(self).__name__} at epsilon={self._epsilon!r} on [{self.lower!r}, "
+                f"{self.upper!r}] would release values up to {bound:.3g} times the half-range, "
+                "beyond the largest double; use a larger epsilon or a narrower range."
+            )
+
     def _records(self, values: Any) -> NDArray[np.float64]:
         owner = type(self).__name__
         arr = v.finite_array(values, "values", owner)
@@ -279,6 +289,7 @@ class PiecewiseMechanism(LocalMechanism):
     def __init__(self, *, epsilon: float, lower: float = -1.0, upper: float = 1.0) -> None:
         super().__init__(epsilon=epsilon, lower=lower, upper=upper)
         self._grid = _pm_grid(self._epsilon, type(self).__name__)
+        self._check_output_range(self.output_bound)
 
     @property
     def output_bound(self) -> float:
@@ -316,6 +327,7 @@ class PiecewiseMultiMechanism(LocalMechanism):
         super().__init__(epsilon=epsilon, lower=lower, upper=upper, dimension=dimension)
         self.k = piecewise_sample_count(self._epsilon, self.dimension)
         self._grid = _pm_grid(self._epsilon / self.k, type(self).__name__)
+        self._check_output_range(self.dimension / self.k * self._grid.bound)
 
     def _repr_extra(self) -> dict[str, Any]:
         return {**super()._repr_extra(), "k": self.k}
@@ -364,6 +376,7 @@ class DuchiMechanism(LocalMechanism):
     def __init__(self, *, epsilon: float, lower: float = -1.0, upper: float = 1.0) -> None:
         super().__init__(epsilon=epsilon, lower=lower, upper=upper)
         self._keep, self._gap = _realised_sign_ratio(self._epsilon, type(self).__name__)
+        self._check_output_range(self.output_bound)
 
     @property
     def output_bound(self) -> float:
@@ -432,6 +445,7 @@ class DuchiMultiMechanism(LocalMechanism):
     ) -> None:
         super().__init__(epsilon=epsilon, lower=lower, upper=upper, dimension=dimension)
         self._keep, self._gap = _realised_sign_ratio(self._epsilon, type(self).__name__)
+        self._check_output_range(self.output_bound)
 
     @property
     def output_bound(self) -> float:
