@@ -91,10 +91,15 @@ def test_second_fit_on_one_ledger_reports_its_own_spend(name):
     # the ledger's total counts both; each model's figure counts one
     total = led.spent().epsilon
     assert total > after_first.epsilon
-    if spent_1.delta == 0:
-        assert total == pytest.approx(spent_1.epsilon + spent_2.epsilon)
-    else:  # Gaussians compose in zCDP, below the sum (a fit's figure is at its own delta)
-        assert total < spent_1.epsilon + spent_2.epsilon
+    # At most the sum; the budget's delta of 1e-5 lets the Rényi and Gaussian-DP
+    # accountants prove less (e.g. two 1-DP DPID3 fits, exponential splits at eps^2/8
+    # in RDP: 1.68 at 1e-5), and a fit's own figure is at its own delta.
+    assert total <= (spent_1.epsilon + spent_2.epsilon) * (1 + 1e-9)
+    if spent_1.delta == 0:  # on a pure budget only basic composition applies: the sum
+        pure = Ledger(budget=Guarantee(10.0), relation=relation)
+        for _ in range(2):
+            cls(schema=schema, epsilon=1.0, ledger=pure, **params).fit(X, y)
+        assert pure.spent().epsilon == pytest.approx(2 * spent_1.epsilon)
 
 
 @pytest.mark.parametrize("name", LEARNERS)

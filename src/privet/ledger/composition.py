@@ -18,6 +18,11 @@ bound off the same summary:
   (their Cor. 2.13), the tight conversion. For compositions of Gaussians this is
   the privacy-loss-distribution answer, tighter than the zCDP conversion; the
   other releases are added by basic composition.
+* Rényi DP at a grid of orders (Mironov 2017; :mod:`privet.ledger.renyi`): the
+  RDP curves add up, and the best order's conversion is the bound. It prices a
+  Gaussian on a Poisson subsample without a delta per step (Mironov, Talwar &
+  Zhang 2019), and an eps-DP release as randomised response; releases with no
+  RDP view are added by basic composition.
 
 Parallel composition of a partition group is the componentwise maximum over its
 parts under add/remove neighbours: a record lies in exactly one part, so the
@@ -41,14 +46,16 @@ Subsampling amplification uses the exact bounds, never the linearised g*eps:
 Poisson sampling with rate g under add/remove, and sampling m of n without
 replacement (g = m/n) under replace-one, give
 eps' = ln(1 + g (e^eps - 1)), delta' = g delta (Balle, Barthe & Gaboardi 2018,
-Table 1). Other pairings are refused.
+Table 1). Other pairings are refused. A subsample whose releases are all
+Gaussian, Poisson-sampled, also gets its RDP curve (:func:`amplify_cost`).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import lru_cache
 
 import numpy as np
 
@@ -56,6 +63,7 @@ from privet.errors import InvalidParameterError, UnsupportedEntryError
 from privet.ledger.entries import Entry
 from privet.ledger.guarantee import Guarantee
 from privet.ledger.relation import NeighbouringRelation
+from privet.ledger.renyi import RDP_ORDERS, pure_rdp, rdp_to_epsilon, sampled_gaussian_rdp
 
 SAMPLING_METHODS = ("poisson", "without_replacement")
 
@@ -75,6 +83,9 @@ class Cost:
     mu2, eps_ng, delta_ng
         Sum of mu_i^2 of the Gaussian releases (mu = sensitivity / sigma), and the
         basic totals over the releases that are not Gaussian.
+    eps_nr, delta_nr, rdp
+        Basic totals over the releases with no Rényi view, and the sum of the
+        others' RDP at :data:`~privet.ledger.renyi.RDP_ORDERS`.
     """
 
     eps: float = 0.0
@@ -87,6 +98,15 @@ class Cost:
     mu2: float = 0.0
     eps_ng: float = 0.0
     delta_ng: float = 0.0
+    eps_nr: float = 0.0
+    delta_nr: float = 0.0
+    rdp: tuple[float, ...] = (0.0,) * len(RDP_ORDERS)
+
+    @staticmethod
+    def from_values(values: Sequence[float]) -> Cost:
+        """The inverse of :meth:`values` (a row of a wide partition's arrays)."""
+        flat = [float(v) for v in values]
+        return Cost(*flat[:_SCALARS], tuple(flat[_SCALARS:]))
 
     @staticmethod
     def of(entry: Entry) -> Cost:
@@ -101,8 +121,11 @@ class Cost:
             sq, kl = eps * eps, eps * math.tanh(eps / 2)
         gdp = (mu * mu, 0.0, 0.0) if mu is not None else (0.0, eps, delta)
         if rho is None:
-            return Cost(eps, delta, sq, kl, 0.0, eps, delta, *gdp)
-        return Cost(eps, delta, sq, kl, rho, 0.0, 0.0, *gdp)
+            return Cost(eps, delta, sq, kl, 0.0, eps, delta, *gdp, eps, delta)
+        renyi = tuple(a * rho for a in RDP_ORDERS)
+        if delta == 0.0 and math.isfinite(eps):
+            renyi = tuple(map(min, renyi, pure_rdp(eps)))
+        return Cost(eps, delta, sq, kl, rho, 0.0, 0.0, *gdp, 0.0, 0.0, renyi)
 
     @staticmethod
     def of_guarantee(g: Guarantee) -> Cost:
@@ -111,22 +134,13 @@ class Cost:
         return Cost.of_values(g.epsilon, g.delta, rho)
 
     def __add__(self, other: Cost) -> Cost:
-        return Cost(
-            self.eps + other.eps,
-            self.delta + other.delta,
-            self.sq + other.sq,
-            self.kl + other.kl,
-            self.rho + other.rho,
-            self.eps_rest + other.eps_rest,
-            self.delta_rest + other.delta_rest,
-            self.mu2 + other.mu2,
-            self.eps_ng + other.eps_ng,
-            self.delta_ng + other.delta_ng,
+        return Cost.from_values(
+            [a + b for a, b in zip(self._values(), other._values(), strict=True)]
         )
 
     def scaled(self, k: int) -> Cost:
         """k-fold sequential repetition."""
-        return Cost(*(k * v if v else 0.0 for v in self._values()))
+        return Cost.from_values([k * v if v else 0.0 for v in self._values()])
 
     def values(self) -> tuple[float, ...]:
         """The fields in declaration order (a row of a wide partition's arrays)."""
@@ -144,10 +158,13 @@ class Cost:
             self.mu2,
             self.eps_ng,
             self.delta_ng,
+            self.eps_nr,
+            self.delta_nr,
+            *self.rdp,
         )
 
     def maximum(self, other: Cost) -> Cost:
-        return Cost(*(max(a, b) for a, b in zip(self._values(), other._values(), strict=True)))
+        return Cost.from_values(list(map(max, self._values(), other._values())))
 
     @property
     def is_zero(self) -> bool:
@@ -165,12 +182,16 @@ class Cost:
             "mu2",
             "eps_ng",
             "delta_ng",
+            "eps_nr",
+            "delta_nr",
+            *(f"rdp@{a:g}" for a in RDP_ORDERS),
         )
         return {
             n: ("inf" if math.isinf(v) else v) for n, v in zip(names, self._values(), strict=True)
         }
 
 
+_SCALARS = 12  # the float fields before ``rdp``
 ZERO = Cost()
 
 
@@ -184,13 +205,13 @@ def sequential(costs: Iterable[Cost]) -> Cost:
 def _top2_sum(costs: Sequence[Cost]) -> Cost:
     values = np.array([c._values() for c in costs], dtype=float)
     top2 = -np.partition(-values, 1, axis=0)[:2]
-    return Cost(*top2.sum(axis=0).tolist())
+    return Cost.from_values(top2.sum(axis=0).tolist())
 
 
 def _maximum(costs: Sequence[Cost]) -> Cost:
     if len(costs) > 8:  # a wide partition (a forest's trees): one vectorised maximum
         values = np.array([c._values() for c in costs], dtype=float)
-        return Cost(*values.max(axis=0).tolist())
+        return Cost.from_values(values.max(axis=0).tolist())
     out = costs[0]
     for c in costs[1:]:
         out = out.maximum(c)
@@ -234,13 +255,13 @@ def group_pair_arrays(
     """
     if single.shape[0] == 0:
         return ZERO, ZERO
-    one = Cost(*single.max(axis=0).tolist())
+    one = Cost.from_values(single.max(axis=0).tolist())
     if relation is NeighbouringRelation.ADD_REMOVE:
         return one, one
     two = double.max(axis=0)
     if not stable and single.shape[0] >= 2:
         two = np.maximum(two, -np.partition(-single, 1, axis=0)[:2].sum(axis=0))
-    return one, Cost(*two.tolist())
+    return one, Cost.from_values(two.tolist())
 
 
 def parallel(
@@ -379,16 +400,35 @@ def best_guarantee(cost: Cost, delta: float) -> Bound:
         eps = gdp_to_epsilon(math.sqrt(cost.mu2), delta - cost.delta_ng) + cost.eps_ng
         if eps < best.guarantee.epsilon * (1 - 1e-12):
             best = Bound(Guarantee(eps, delta), "gdp")
+    if delta > cost.delta_nr and any(cost.rdp) and math.isfinite(cost.eps_nr):
+        eps = rdp_to_epsilon(cost.rdp, delta - cost.delta_nr) + cost.eps_nr
+        if eps < best.guarantee.epsilon * (1 - 1e-12):
+            best = Bound(Guarantee(eps, delta), "rdp")
     return best
 
 
+@lru_cache(maxsize=8192)  # a scope tree re-amplifies every unchanged subsample per charge
 def amplify_cost(
     child: Cost, rate: float, method: str, relation: NeighbouringRelation, delta: float
 ) -> Cost:
     """Cost of a subsample whose releases cost ``child``: the exact amplification of
     the child's basic (eps, delta); for a child with only a zCDP view (infinite
-    basic epsilon), of its best bound at ``delta`` (the budget's delta)."""
+    basic epsilon), of its best bound at ``delta`` (the budget's delta).
+
+    A Poisson subsample whose releases are all Gaussian also carries the sampled
+    Gaussian's RDP curve (:func:`~privet.ledger.renyi.sampled_gaussian_rdp`) in
+    place of its amplified guarantee's: no delta is spent for it per subsample.
+    """
     g = Guarantee(child.eps, min(child.delta, 1 - 1e-16))
     if math.isinf(g.epsilon) and delta > 0:
         g = best_guarantee(child, delta).guarantee
-    return Cost.of_guarantee(amplify(g, rate, method, relation))
+    amplified = Cost.of_guarantee(amplify(g, rate, method, relation))
+    all_gaussian = child.mu2 > 0.0 and child.eps_ng == 0.0 and child.delta_ng == 0.0
+    if method != "poisson" or not all_gaussian or rate == 1.0:
+        return amplified
+    return replace(
+        amplified,
+        eps_nr=0.0,
+        delta_nr=0.0,
+        rdp=sampled_gaussian_rdp(float(rate), math.sqrt(child.mu2)),
+    )

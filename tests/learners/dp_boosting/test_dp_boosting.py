@@ -101,17 +101,26 @@ def test_sigma_is_the_smallest_that_fits(car):
     assert not led.plan_cost(m._plan(sigma * (1 - 1e-6), shapes, sizes, k)).fits_in(led.budget)
 
 
-def test_subsampling_that_cannot_fit_is_refused_before_reading(car):
-    led = Ledger(budget=Guarantee(1.0, 1e-5))
+def test_poisson_subsampled_trees_are_priced_by_the_sampled_gaussian(car):
+    """10 trees on Poisson samples at rate 0.5. Amplified as (eps, delta) each tree
+    spent half the tree's delta and no noise level fitted (eps, 1e-5); the ledger's
+    RDP accountant prices a Gaussian on a Poisson sample with no delta per tree, so
+    the fit runs, within its budget, with less noise per leaf than without sampling."""
 
-    class Exploding:
-        def __getattr__(self, name):
-            raise AssertionError("data was read before the budget check")
+    def fit(subsample: float) -> tuple[DPGradientBoostingClassifier, str]:
+        led = Ledger(budget=Guarantee(1.0, 1e-5))
+        m = DPGradientBoostingClassifier(
+            schema=car.schema, ledger=led, subsample=subsample, n_estimators=10
+        ).fit(car.X, car.y)
+        bound = led.spent_bound()
+        assert bound.guarantee.epsilon <= 1.0 * (1 + 1e-9) and bound.guarantee.delta <= 1e-5
+        assert m.privacy_spent_.epsilon <= 1.0 * (1 + 1e-9)
+        return m, bound.method
 
-    m = DPGradientBoostingClassifier(schema=car.schema, ledger=led, subsample=0.5, n_estimators=10)
-    with pytest.raises(InvalidParameterError, match="subsample"):
-        m.fit(Exploding(), Exploding())
-    assert led.charges == []
+    sampled, method = fit(0.5)
+    whole, _ = fit(1.0)
+    assert method == "rdp"
+    assert sampled.sigma_ < 0.75 * whole.sigma_
 
 
 def test_over_budget_is_refused_before_data_is_read(car):

@@ -18,7 +18,8 @@ For each tree ``t`` (features from :mod:`.binning`, chosen without data):
 
 Trees are sequential charges in the fit's scope; with ``subsample < 1`` each
 tree is grown on a Poisson sample drawn at ``scope.subsample(rate)``. The
-ledger composes everything (zCDP for the Gaussian charges) and converts to
+ledger composes everything (Gaussian DP for the Gaussian charges; Rényi DP of
+the sampled Gaussian for trees on Poisson samples) and converts to
 (epsilon, delta); sigma is the smallest value whose *plan* the ledger proves
 within the budget (:func:`calibrate_sigma`, bisection on the ledger's own
 plan cost), never a formula of this module.
@@ -148,10 +149,9 @@ def calibrate_sigma(
         hi *= 4.0
         if hi > 1e12:
             raise InvalidParameterError(
-                f"No noise level makes this boosting plan fit in {budget}: with Poisson "
-                "subsampling the ledger amplifies each tree to (epsilon', rate * delta) and "
-                "adds the deltas, so n_estimators * subsample must stay well below 1 "
-                "for the deltas to fit. Use subsample=1.0 (the default) or fewer trees."
+                f"No noise level makes this boosting plan fit in {budget}: the ledger "
+                "proves no finite epsilon for it at the budget's delta. Give a budget "
+                "with a delta above 0, or fewer trees."
             )
     lo = hi / 4.0
     while fits(lo) and lo > 1e-12:

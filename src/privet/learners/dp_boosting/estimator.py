@@ -95,14 +95,15 @@ class DPGradientBoostingClassifier(BaseTreeClassifier):
     -----
     Accounting: every leaf of every tree is one ``Gaussian`` charge in its
     leaf scope; a tree's leaves are a ``scope.partition``; trees are charged in
-    sequence; the ledger composes the Gaussian charges in zCDP and converts the
+    sequence; the ledger composes the Gaussian charges (Gaussian DP, exact) and converts the
     total to (epsilon, delta). ``sigma_`` is the smallest noise whose plan the
     ledger proves within (epsilon, delta) (bisection on ``Ledger.plan_cost``).
     With ``subsample < 1`` each tree sits in ``scope.subsample(rate,
-    "poisson")``: the ledger amplifies the tree's (epsilon, delta) exactly but
-    then composes the amplified trees in (epsilon, delta), adding their deltas,
-    which is much looser than an RDP/PLD accountant; on this ledger row
-    subsampling rarely pays and is off by default.
+    "poisson")``: a tree's leaves are Gaussians in parallel, so the ledger
+    prices it as a sampled Gaussian in Rényi DP (Mironov, Talwar & Zhang 2019)
+    and less noise per leaf fits the budget (sigma 7.5 instead of 13.2 for 10
+    trees on Car at rate 0.5, epsilon 1). Each tree then sees fewer rows, so
+    on small data it rarely pays in accuracy; it is off by default.
 
     References
     ----------
@@ -184,7 +185,7 @@ class DPGradientBoostingClassifier(BaseTreeClassifier):
             delta=float(self.delta),  # reserved at the fit's delta, not the whole budget's
             description=(
                 f"{len(shapes)} trees in sequence, leaves of a tree in parallel; one Gaussian "
-                f"(sigma={sigma:.4g}) per leaf on (sum g, sum h); composed in zCDP by the ledger"
+                f"(sigma={sigma:.4g}) per leaf on (sum g, sum h); composed by the ledger"
             ),
         )
         leaves = [n_leaves(f, sizes) for f in shapes]
