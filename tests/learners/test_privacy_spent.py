@@ -74,6 +74,11 @@ def _problem(data: str):
     return NUMERIC, *_numeric(), relation
 
 
+# Seed 003's CART makes a node a leaf when its noisy count is small, so the levels below
+# it are never charged: a fit's spend depends on the noise (0.75 of 1 in 3 of 50 fits).
+STOPS_ON_NOISY_COUNTS = {"federated-CART"}
+
+
 @pytest.mark.parametrize("name", LEARNERS)
 def test_second_fit_on_one_ledger_reports_its_own_spend(name):
     cls, params, data = LEARNERS[name]
@@ -85,9 +90,11 @@ def test_second_fit_on_one_ledger_reports_its_own_spend(name):
 
     spent_1, spent_2 = first.privacy_spent_, second.privacy_spent_
     assert 0 < spent_1.epsilon <= 1.0 + 1e-9
-    # both fits make the same charges (the plan fixes them, not the data)
-    assert spent_2.epsilon == pytest.approx(spent_1.epsilon)
-    assert spent_2.delta == pytest.approx(spent_1.delta)
+    if name in STOPS_ON_NOISY_COUNTS:  # a fit may leave a stopped branch's levels unspent
+        assert 0 < spent_2.epsilon <= 1.0 + 1e-9
+    else:  # both fits make the same charges (the plan fixes them, not the data)
+        assert spent_2.epsilon == pytest.approx(spent_1.epsilon)
+        assert spent_2.delta == pytest.approx(spent_1.delta)
     # the ledger's total counts both; each model's figure counts one
     total = led.spent().epsilon
     assert total > after_first.epsilon
@@ -97,9 +104,8 @@ def test_second_fit_on_one_ledger_reports_its_own_spend(name):
     assert total <= (spent_1.epsilon + spent_2.epsilon) * (1 + 1e-9)
     if spent_1.delta == 0:  # on a pure budget only basic composition applies: the sum
         pure = Ledger(budget=Guarantee(10.0), relation=relation)
-        for _ in range(2):
-            cls(schema=schema, epsilon=1.0, ledger=pure, **params).fit(X, y)
-        assert pure.spent().epsilon == pytest.approx(2 * spent_1.epsilon)
+        fits = [cls(schema=schema, epsilon=1.0, ledger=pure, **params).fit(X, y) for _ in "ab"]
+        assert pure.spent().epsilon == pytest.approx(sum(f.privacy_spent_.epsilon for f in fits))
 
 
 @pytest.mark.parametrize("name", LEARNERS)
