@@ -44,6 +44,8 @@ from privet.ledger import (
     gdp_to_epsilon,
     zcdp_to_epsilon,
 )
+from privet.ledger import tree as ledger_tree
+from privet.ledger.tree import MAX_DEPTH
 
 DEFAULT_BUDGET = Guarantee(1.0, 1e-6)
 
@@ -476,6 +478,28 @@ class LedgerContract:
         (a,) = led.root.partition(["x"])
         (b,) = led.root.partition(["x"])
         assert a.path != b.path
+
+    def test_scopes_nest_to_max_depth_and_no_deeper(self, monkeypatch):
+        """Costs compose by recursion; at the deepest nesting allowed, with every level
+        on the array paths (the most frames a level), they still compose, and one
+        level more is one clear error that changes nothing."""
+        monkeypatch.setattr(ledger_tree, "WIDE", 2)
+        led = self.make(Guarantee(1.0))
+        node = led.root
+        for _ in range(MAX_DEPTH):
+            node.subsample(0.5)  # a group, and a second below, so the scope keeps rows
+            node, _other = node.partition(2)  # a wide partition
+        node.charge(0.5, mechanism="deepest")
+        with led.reserve(0.25, scope=node):
+            node.charge(0.25, mechanism="deepest, reserved")
+        assert led.spent().epsilon == pytest.approx(0.75)
+        groups = len(json.loads(led.to_json())["groups"])
+        with pytest.raises(InvalidParameterError, match=f"at most {MAX_DEPTH} levels"):
+            node.partition(2)
+        with pytest.raises(InvalidParameterError, match=f"at most {MAX_DEPTH} levels"):
+            node.subsample(0.5)
+        assert len(json.loads(led.to_json())["groups"]) == groups
+        assert led.spent().epsilon == pytest.approx(0.75)
 
     # ------------------------------------------------------------- bad input
     @pytest.mark.parametrize(

@@ -1,11 +1,13 @@
-"""Wide partitions (a forest's trees) keep their parts' costs in arrays: same figures.
+"""Wide partitions (a forest's trees) and scopes with many groups (DP-SGD's batches)
+keep their costs in arrays: same figures.
 
-:data:`privet.ledger.tree.WIDE` switches a partition with that many parts to
-:class:`~privet.ledger.tree._WideCosts`, so a charge in one part recomputes
-that part only and a forest of k trees charges in time linear in k. These
-tests run one scenario with the switch at 2 parts and out of reach, and ask for
-the same spend, remaining budget and refusals at every step. The state
-machines in ``test_ledger_state_machine.py`` also run with every partition wide.
+:data:`privet.ledger.tree.WIDE` switches a partition with that many parts, and a
+scope with that many partition or subsample groups below it, to
+:class:`~privet.ledger.tree._WideCosts`, so a charge recomputes the part or group
+it lands in only: a forest of k trees, or k steps of DP-SGD, charge in time
+linear in k. These tests run scenarios with the switch at 2 and out of reach,
+and ask for the same spend, remaining budget and refusals at every step. The
+state machines in ``test_ledger_state_machine.py`` also run with the switch at 2.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import random
 import pytest
 
 from privet.errors import BudgetExceededError
-from privet.ledger import ApproxDP, Guarantee, Laplace, Ledger
+from privet.ledger import ApproxDP, Gaussian, Guarantee, Laplace, Ledger
 from privet.ledger import tree as ledger_tree
 
 
@@ -28,7 +30,11 @@ def scenario(relation: str, stable: bool) -> list[tuple]:
     for step in range(400):
         t = rng.randrange(80)
         eps = rng.choice([0.05, 0.1, 0.2, 0.4])
-        entry = Laplace(scale=1 / eps, sensitivity=1.0) if step % 3 else ApproxDP(epsilon=eps, delta=1e-8)
+        entry = (
+            Laplace(scale=1 / eps, sensitivity=1.0)
+            if step % 3
+            else ApproxDP(epsilon=eps, delta=1e-8)
+        )
         try:
             parts[t].charge(entry, mechanism="laplace")
             outcome = "charged"
@@ -57,3 +63,44 @@ def test_wide_partitions_give_the_figures_of_the_part_by_part_composition(
     assert wide == narrow
     outcomes = {o for o, *_ in narrow}
     assert {"charged", "refused"} <= outcomes  # the budget was reached: refusals compared too
+
+
+def batches_scenario(relation: str) -> list[tuple]:
+    """A DP-SGD-like run: 150 Poisson or fixed-size batches under the root, some with a
+    partition inside, a reservation, and steps until the budget refuses."""
+    rng = random.Random(11)
+    led = Ledger(budget=Guarantee(3.0, 1e-5), relation=relation)
+    method = "poisson" if relation == "add_remove" else "without_replacement"
+    seen = []
+    for step in range(150):
+        batch = led.root.subsample(rng.choice([0.01, 0.02, 0.05]), method)
+        try:
+            if step % 10 == 3:  # a batch split by a public feature, charged in a reservation
+                with led.reserve(Guarantee(0.5, 1e-7), scope=batch) as res:
+                    for part in batch.partition(3):
+                        part.charge(Laplace(scale=4.0, sensitivity=1.0), mechanism="laplace")
+                    seen.append(("reserved used", res.used().epsilon))
+            else:
+                sigma = rng.choice([0.7, 1.0, 1.5])
+                batch.charge(Gaussian(sigma=sigma, sensitivity=1.0), mechanism="gaussian")
+            outcome = "charged"
+        except BudgetExceededError:
+            outcome = "refused"
+        spent = led.spent_bound()
+        seen.append((outcome, spent.method, spent.guarantee.epsilon, led.remaining().epsilon))
+    again = Ledger.from_json(led.to_json()).spent()
+    seen.append(("json", again.epsilon, again.delta))
+    return seen
+
+
+@pytest.mark.parametrize("relation", ["add_remove", "replace_one"])
+def test_many_batches_give_the_figures_of_the_group_by_group_sum(monkeypatch, relation):
+    monkeypatch.setattr(ledger_tree, "WIDE", 10**9)  # the root adds its batches one by one
+    narrow = batches_scenario(relation)
+    monkeypatch.setattr(ledger_tree, "WIDE", 2)  # the root keeps its batches in rows
+    wide = batches_scenario(relation)
+    assert [row[:2] for row in wide] == [row[:2] for row in narrow]  # outcomes, accountants
+    for w, n in zip(wide, narrow, strict=True):  # summed in another order: equal to rounding
+        assert w[2:] == pytest.approx(n[2:], rel=1e-12, abs=1e-15)
+    outcomes = {o for o, *_ in narrow}
+    assert {"charged", "refused"} <= outcomes

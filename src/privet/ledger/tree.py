@@ -62,24 +62,48 @@ ALL = "all"  # every committed charge: what has been spent
 
 
 #: A partition with at least this many parts keeps its parts' costs in arrays
-#: (:class:`_WideCosts`), so a charge in one part recomputes that part only.
+#: (:class:`_WideCosts`), so a charge in one part recomputes that part only; a
+#: scope with at least this many groups below it (a DP-SGD run's thousands of
+#: Poisson batches) keeps their contributions the same way.
 WIDE = 64
+
+#: How deep scopes may nest (the root is depth 0). Costs are composed by
+#: recursion, a few Python frames a level; a decision tree's scopes are
+#: tens of levels deep.
+MAX_DEPTH = 128
 
 
 @dataclass
 class _WideCosts:
-    """The (single, double) costs of every part of a wide partition, one row per part.
+    """(single, double) costs in rows: the parts of a wide partition, or the
+    contributions of the groups below a scope with many.
 
-    A part whose cost may have changed since the rows were filled is ``stale``;
-    a part with nothing charged (or, for a reservation's key, nothing charged
-    in it) has a zero row, which changes neither the maximum nor the sum of
-    the two largest (costs are non-negative and a part's double is at least
-    its single).
+    A row whose cost may have changed since the rows were filled is ``stale``;
+    a part or group with nothing charged (or, for a reservation's key, nothing
+    charged in it) has a zero row, which changes neither the maximum, nor the
+    sum of the two largest, nor the sum (costs are non-negative and a part's
+    double is at least its single). Rows past the last part or group are
+    spare room, zero too.
     """
 
     single: np.ndarray
     double: np.ndarray
     stale: set[int]
+
+    @staticmethod
+    def empty(rows: int, width: int) -> _WideCosts:
+        return _WideCosts(np.zeros((rows, width)), np.zeros((rows, width)), set(range(rows)))
+
+    def grow(self, rows: int) -> None:
+        """Make room for at least ``rows`` rows (doubling), the new ones stale."""
+        have = self.single.shape[0]
+        if rows <= have:
+            return
+        new = max(rows, 2 * have)
+        pad = np.zeros((new - have, self.single.shape[1]))
+        self.single = np.vstack([self.single, pad])
+        self.double = np.vstack([self.double, pad])
+        self.stale.update(range(have, rows))
 
 
 @dataclass
@@ -87,6 +111,7 @@ class _Group:
     id: int
     parent: int
     kind: str  # "partition" | "subsample"
+    row: int  # its place in the parent's ``groups``
     stable: bool = False
     rate: float = 1.0
     method: str = ""
@@ -102,9 +127,11 @@ class _Node:
     group: int | None
     label: str
     path: str
+    depth: int = 0
     own_all: Cost = ZERO  # every committed charge here, summed in charge order
     own: dict[int, Cost] = field(default_factory=dict)  # charges of open reservations
     groups: list[int] = field(default_factory=list)
+    group_rows: dict[Any, _WideCosts] = field(default_factory=dict)  # per key, many groups
     buckets: set[int] = field(default_factory=set)  # open reservations charged below
     active: bool = False  # anything charged or reserved here or below
     charges: list[int] = field(default_factory=list)
@@ -130,7 +157,8 @@ class ScopeTree:
     def _new_node_local(
         self, node_id: int, parent: int | None, group: int | None, label: str, path: str
     ) -> int:
-        self._nodes[node_id] = _Node(node_id, parent, group, label, path)
+        depth = 0 if parent is None else self._nodes[parent].depth + 1
+        self._nodes[node_id] = _Node(node_id, parent, group, label, path, depth)
         self._paths.add(path)
         return node_id
 
@@ -146,7 +174,7 @@ class ScopeTree:
         method: str = "",
     ) -> list[int]:
         parent_node = self._nodes[parent]
-        group = _Group(group_id, parent, kind, stable, rate, method)
+        group = _Group(group_id, parent, kind, len(parent_node.groups), stable, rate, method)
         self._groups[group_id] = group
         parent_node.groups.append(group_id)
         for node_id, label in members:
@@ -197,6 +225,8 @@ class ScopeTree:
             group = self._groups[node.group]
             for wide in group.wide.values():
                 wide.stale.add(group.position[node.id])
+            for rows in self._nodes[group.parent].group_rows.values():
+                rows.stale.add(group.row)
 
     def _cost(self, node_id: int, key: Any = ALL, only: int | None = None) -> Cost:
         """Composed cost of a subtree (the ``double`` cost, see composition.group_pair).
@@ -228,22 +258,56 @@ class ScopeTree:
             own = node.own_all
         else:
             own = node.own.get(key, ZERO)
-        single, double = own, own
-        for gid in node.groups:
-            group = self._groups[gid]
-            if group.kind == "partition" and len(group.members) >= WIDE:
-                s, d = self._wide_pair(group, key)
-                single, double = single + s, double + d
-                continue
-            members = [m for m in group.members if self._counts(m, key)]
-            if not members:
-                continue
-            pairs = [self._pair(m, key) for m in members]
-            s, d = self._group_pair(pairs, group)
-            single, double = single + s, double + d
+        if len(node.groups) >= WIDE:
+            s, d = self._rows_pair(node, key)
+            single = own + s
+            double = single if s == d else own + d
+        else:
+            single, double = own, own
+            for gid in node.groups:
+                contribution = self._contribution(self._groups[gid], key)
+                if contribution is None:
+                    continue
+                s, d = contribution
+                if single is double and s is d:  # add/remove: one cost, one addition
+                    single = double = single + s
+                else:
+                    single, double = single + s, double + d
         pair = (single, double)
         node_cache[key] = pair
         return pair
+
+    def _contribution(self, group: _Group, key: Any) -> Pair | None:
+        """(single, double) that a group adds to its parent's cost; None for nothing."""
+        if group.kind == "partition" and len(group.members) >= WIDE:
+            return self._wide_pair(group, key)
+        members = [m for m in group.members if self._counts(m, key)]
+        if not members:
+            return None
+        return self._group_pair([self._pair(m, key) for m in members], group)
+
+    def _rows_pair(self, node: _Node, key: Any) -> Pair:
+        """The summed contributions of a scope's many groups, recomputing stale rows only.
+
+        Without the rows every charge under a DP-SGD run's root would add up
+        all its earlier batches again (quadratic in the number of steps).
+        """
+        width = len(ZERO.values())
+        rows = node.group_rows.get(key)
+        if rows is None:
+            rows = node.group_rows[key] = _WideCosts.empty(len(node.groups), width)
+        rows.grow(len(node.groups))
+        for row in rows.stale:
+            contribution = self._contribution(self._groups[node.groups[row]], key)
+            if contribution is None:
+                rows.single[row] = rows.double[row] = 0.0
+            else:
+                rows.single[row], rows.double[row] = (c.values() for c in contribution)
+        rows.stale.clear()
+        return (
+            Cost.from_values(rows.single.sum(axis=0).tolist()),
+            Cost.from_values(rows.double.sum(axis=0).tolist()),
+        )
 
     def _counts(self, node_id: int, key: Any) -> bool:
         """Whether a subtree can have a non-zero cost under ``key``."""
@@ -258,8 +322,7 @@ class ScopeTree:
         """
         wide = group.wide.get(key)
         if wide is None:
-            n, width = len(group.members), len(ZERO.to_dict())
-            wide = _WideCosts(np.zeros((n, width)), np.zeros((n, width)), set(range(n)))
+            wide = _WideCosts.empty(len(group.members), len(ZERO.values()))
             group.wide[key] = wide
         for row in wide.stale:
             member = group.members[row]
@@ -374,6 +437,7 @@ class ScopeTree:
         for node in self._nodes.values():
             node.own.pop(rid, None)
             node.buckets.discard(rid)
+            node.group_rows.clear()
         self._cache.clear()
         for group in self._groups.values():
             group.wide.clear()

@@ -27,7 +27,7 @@ from privet.ledger.history import History
 from privet.ledger.records import ChargeLabels, ChargeRecord, eps_text
 from privet.ledger.reservation import Reservation
 from privet.ledger.scope import Scope
-from privet.ledger.tree import ReservationState
+from privet.ledger.tree import MAX_DEPTH, ReservationState
 
 
 class CheckedWrites(History):
@@ -59,6 +59,13 @@ class CheckedWrites(History):
             "members": [[None, label] for label in labels],
         }
         with self._write():
+            node = self._nodes[parent]
+            if node.depth >= MAX_DEPTH:
+                raise InvalidParameterError(
+                    f"Scopes nest at most {MAX_DEPTH} levels deep; {node.path!r} is at "
+                    f"{node.depth}. Split a scope into several parts at once rather than "
+                    "one level at a time."
+                )
             event = self._append("group", payload)
         return tuple(Scope(self, m[0]) for m in event.payload["members"])
 
