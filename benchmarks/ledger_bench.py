@@ -19,7 +19,10 @@ What is measured
   that size compared with an empty ledger;
 * how the per-charge cost grows with the ledger: charges already present
   (one scope), the width of the partition charged into, the depth of the scope
-  charged into, and the number of reservations opened and closed before;
+  charged into, the number of reservations opened and closed before, and the
+  number of DP-SGD steps (a Poisson batch and a Gaussian each) already taken,
+  next to the same steps summed batch by batch (``privet.ledger.tree.WIDE``
+  out of reach, as before the ledger kept many groups in arrays);
 * SQLite: re-opening a file of 100,000 charges (every process replays them).
 """
 
@@ -39,7 +42,9 @@ from pathlib import Path
 
 from rich.console import Console
 
-from privet.ledger import Guarantee, Ledger
+from privet.ledger import Gaussian, Guarantee, Ledger
+from privet.ledger import tree as ledger_tree
+from privet.ledger.tree import MAX_DEPTH
 
 RESULTS = Path(__file__).resolve().parent / "results"
 BIG = Guarantee(1e12)  # never the limit: we measure accounting, not refusals
@@ -58,6 +63,13 @@ def tree(root, depth: int) -> list:
         level = [c for s in level for c in s.partition(2)]
         scopes += level
     return scopes
+
+
+def sgd_steps(led: Ledger, n: int) -> None:
+    """n DP-SGD steps: a Poisson batch at rate 0.01 under the root, a Gaussian on it."""
+    for _ in range(n):
+        batch = led.root.subsample(0.01, "poisson")
+        batch.charge(Gaussian(sigma=1.0, sensitivity=1.0), mechanism="gaussian")
 
 
 def charge_many(scopes: list, n: int, eps: float = 1e-6) -> None:
@@ -160,7 +172,7 @@ class Bench:
             per = timed(charge_many, [parts[0]], 300) / 300
             self.add("scaling", f"charge into a partition of {width} parts", per * 1e6, "µs/charge")
             self.add("scaling", f"one charge in each of {width} parts (quadratic)", fill, "s")
-        for depth in [1, 10, 100, 400]:  # ~490 and deeper: RecursionError in Ledger._pair
+        for depth in [1, 10, 100, MAX_DEPTH]:  # deeper is refused (privet.ledger.tree)
             led = Ledger(BIG)
             node = led.root
             for _ in range(depth):
@@ -193,6 +205,7 @@ class Bench:
                 fit * 1e3,
                 "ms",
             )
+        self.sgd_scaling()
         # SQLite: a process joining a long-lived ledger replays every charge.
         where = self.ram or self.tmp
         n = 10_000 if self.quick else 100_000
@@ -224,6 +237,31 @@ class Bench:
             timed(again.spent),
             "s",
         )
+
+    def sgd_scaling(self) -> None:
+        """Per-step cost after k DP-SGD steps, in rows and batch by batch (the reference)."""
+        sizes = [100, 1_000, 3_000] if self.quick else [100, 1_000, 3_000, 10_000]
+        saved = ledger_tree.WIDE
+        try:
+            for label, wide in [("rows", saved), ("batch by batch", 10**9)]:
+                ledger_tree.WIDE = wide
+                led = Ledger(Guarantee(1e6, 1e-5))
+                present = 0
+                for size in sizes:
+                    if label != "rows" and size > 3_000:  # quadratic: minutes per size
+                        break
+                    build = timed(sgd_steps, led, size - present)
+                    per = timed(sgd_steps, led, 100) / 100
+                    present = size + 100
+                    self.add(
+                        "sgd",
+                        f"{label}: per step after {size} steps",
+                        per * 1e6,
+                        "µs/charge",
+                        f"built in {build:.2f} s",
+                    )
+        finally:
+            ledger_tree.WIDE = saved
 
     # ---------------------------------------------------------------- output
     def write(self) -> None:

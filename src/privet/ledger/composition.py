@@ -53,8 +53,9 @@ Gaussian, Poisson-sampled, also gets its RDP curve (:func:`amplify_cost`).
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
@@ -68,9 +69,37 @@ from privet.ledger.renyi import RDP_ORDERS, pure_rdp, rdp_to_epsilon, sampled_ga
 SAMPLING_METHODS = ("poisson", "without_replacement")
 
 
+#: The names of :class:`Cost`'s statistics, in the order of :attr:`Cost.v`.
+COST_FIELDS: tuple[str, ...] = (
+    "eps",
+    "delta",
+    "sq",
+    "kl",
+    "rho",
+    "eps_rest",
+    "delta_rest",
+    "mu2",
+    "eps_ng",
+    "delta_ng",
+    "eps_nr",
+    "delta_nr",
+    *(f"rdp@{a:g}" for a in RDP_ORDERS),
+)
+_SCALARS = 12  # the statistics before the RDP curve
+_WIDTH = len(COST_FIELDS)
+
+
+def _statistic(index: int, doc: str) -> property:
+    return property(lambda self: self.v[index], doc=doc)
+
+
 @dataclass(frozen=True, slots=True)
 class Cost:
     """Additive summary of a sequence of releases (see module docstring).
+
+    The statistics are one tuple of floats, :attr:`v`, named by
+    :data:`COST_FIELDS`: composing costs is adding or taking the maximum of
+    tuples, which a scope tree does for every scope on a charge's path.
 
     eps, delta
         Basic-composition totals over all releases.
@@ -88,25 +117,30 @@ class Cost:
         others' RDP at :data:`~privet.ledger.renyi.RDP_ORDERS`.
     """
 
-    eps: float = 0.0
-    delta: float = 0.0
-    sq: float = 0.0
-    kl: float = 0.0
-    rho: float = 0.0
-    eps_rest: float = 0.0
-    delta_rest: float = 0.0
-    mu2: float = 0.0
-    eps_ng: float = 0.0
-    delta_ng: float = 0.0
-    eps_nr: float = 0.0
-    delta_nr: float = 0.0
-    rdp: tuple[float, ...] = (0.0,) * len(RDP_ORDERS)
+    v: tuple[float, ...] = (0.0,) * _WIDTH
+
+    eps = _statistic(0, "Basic-composition epsilon.")
+    delta = _statistic(1, "Basic-composition delta.")
+    sq = _statistic(2, "Sum of eps_i^2.")
+    kl = _statistic(3, "Sum of eps_i tanh(eps_i / 2).")
+    rho = _statistic(4, "Sum of the zCDP parameters.")
+    eps_rest = _statistic(5, "Basic epsilon of the releases with no zCDP view.")
+    delta_rest = _statistic(6, "Basic delta of the releases with no zCDP view.")
+    mu2 = _statistic(7, "Sum of mu_i^2 of the Gaussian releases.")
+    eps_ng = _statistic(8, "Basic epsilon of the releases that are not Gaussian.")
+    delta_ng = _statistic(9, "Basic delta of the releases that are not Gaussian.")
+    eps_nr = _statistic(10, "Basic epsilon of the releases with no Rényi view.")
+    delta_nr = _statistic(11, "Basic delta of the releases with no Rényi view.")
+
+    @property
+    def rdp(self) -> tuple[float, ...]:
+        """The RDP curve at :data:`~privet.ledger.renyi.RDP_ORDERS`."""
+        return self.v[_SCALARS:]
 
     @staticmethod
     def from_values(values: Sequence[float]) -> Cost:
         """The inverse of :meth:`values` (a row of a wide partition's arrays)."""
-        flat = [float(v) for v in values]
-        return Cost(*flat[:_SCALARS], tuple(flat[_SCALARS:]))
+        return Cost(tuple(map(float, values)))
 
     @staticmethod
     def of(entry: Entry) -> Cost:
@@ -114,6 +148,7 @@ class Cost:
         return Cost.of_values(eps, delta, rho, getattr(entry, "gdp_mu", None))
 
     @staticmethod
+    @lru_cache(maxsize=4096)  # charges repeat a few entries (every level of a tree, ...)
     def of_values(eps: float, delta: float, rho: float | None, mu: float | None = None) -> Cost:
         if math.isinf(eps):
             sq = kl = math.inf
@@ -121,11 +156,12 @@ class Cost:
             sq, kl = eps * eps, eps * math.tanh(eps / 2)
         gdp = (mu * mu, 0.0, 0.0) if mu is not None else (0.0, eps, delta)
         if rho is None:
-            return Cost(eps, delta, sq, kl, 0.0, eps, delta, *gdp, eps, delta)
+            no_renyi = (0.0,) * len(RDP_ORDERS)
+            return Cost((eps, delta, sq, kl, 0.0, eps, delta, *gdp, eps, delta, *no_renyi))
         renyi = tuple(a * rho for a in RDP_ORDERS)
         if delta == 0.0 and math.isfinite(eps):
             renyi = tuple(map(min, renyi, pure_rdp(eps)))
-        return Cost(eps, delta, sq, kl, rho, 0.0, 0.0, *gdp, 0.0, 0.0, renyi)
+        return Cost((eps, delta, sq, kl, rho, 0.0, 0.0, *gdp, 0.0, 0.0, *renyi))
 
     @staticmethod
     def of_guarantee(g: Guarantee) -> Cost:
@@ -134,64 +170,39 @@ class Cost:
         return Cost.of_values(g.epsilon, g.delta, rho)
 
     def __add__(self, other: Cost) -> Cost:
-        return Cost.from_values(
-            [a + b for a, b in zip(self._values(), other._values(), strict=True)]
-        )
+        if other is ZERO:
+            return self
+        if self is ZERO:
+            return other
+        return Cost(tuple(map(operator.add, self.v, other.v)))
 
     def scaled(self, k: int) -> Cost:
         """k-fold sequential repetition."""
-        return Cost.from_values([k * v if v else 0.0 for v in self._values()])
+        return Cost(tuple(k * x if x else 0.0 for x in self.v))
 
     def values(self) -> tuple[float, ...]:
-        """The fields in declaration order (a row of a wide partition's arrays)."""
-        return self._values()
-
-    def _values(self) -> tuple[float, ...]:
-        return (
-            self.eps,
-            self.delta,
-            self.sq,
-            self.kl,
-            self.rho,
-            self.eps_rest,
-            self.delta_rest,
-            self.mu2,
-            self.eps_ng,
-            self.delta_ng,
-            self.eps_nr,
-            self.delta_nr,
-            *self.rdp,
-        )
+        """The statistics in the order of :data:`COST_FIELDS` (a row of the arrays)."""
+        return self.v
 
     def maximum(self, other: Cost) -> Cost:
-        return Cost.from_values(list(map(max, self._values(), other._values())))
+        if self is other:
+            return self
+        return Cost(tuple(map(max, self.v, other.v)))
+
+    def with_rdp(self, rdp: Sequence[float]) -> Cost:
+        """This cost with the RDP curve ``rdp`` and nothing left without a Rényi view."""
+        return Cost((*self.v[:10], 0.0, 0.0, *rdp))
 
     @property
     def is_zero(self) -> bool:
-        return not any(self._values())
+        return not any(self.v)
 
     def to_dict(self) -> dict[str, float | str]:
-        names = (
-            "eps",
-            "delta",
-            "sq",
-            "kl",
-            "rho",
-            "eps_rest",
-            "delta_rest",
-            "mu2",
-            "eps_ng",
-            "delta_ng",
-            "eps_nr",
-            "delta_nr",
-            *(f"rdp@{a:g}" for a in RDP_ORDERS),
-        )
         return {
-            n: ("inf" if math.isinf(v) else v) for n, v in zip(names, self._values(), strict=True)
+            n: ("inf" if math.isinf(x) else x) for n, x in zip(COST_FIELDS, self.v, strict=True)
         }
 
 
-_SCALARS = 12  # the float fields before ``rdp``
 ZERO = Cost()
 
 
@@ -203,14 +214,14 @@ def sequential(costs: Iterable[Cost]) -> Cost:
 
 
 def _top2_sum(costs: Sequence[Cost]) -> Cost:
-    values = np.array([c._values() for c in costs], dtype=float)
+    values = np.array([c.v for c in costs], dtype=float)
     top2 = -np.partition(-values, 1, axis=0)[:2]
     return Cost.from_values(top2.sum(axis=0).tolist())
 
 
 def _maximum(costs: Sequence[Cost]) -> Cost:
     if len(costs) > 8:  # a wide partition (a forest's trees): one vectorised maximum
-        values = np.array([c._values() for c in costs], dtype=float)
+        values = np.array([c.v for c in costs], dtype=float)
         return Cost.from_values(values.max(axis=0).tolist())
     out = costs[0]
     for c in costs[1:]:
@@ -426,9 +437,4 @@ def amplify_cost(
     all_gaussian = child.mu2 > 0.0 and child.eps_ng == 0.0 and child.delta_ng == 0.0
     if method != "poisson" or not all_gaussian or rate == 1.0:
         return amplified
-    return replace(
-        amplified,
-        eps_nr=0.0,
-        delta_nr=0.0,
-        rdp=sampled_gaussian_rdp(float(rate), math.sqrt(child.mu2)),
-    )
+    return amplified.with_rdp(sampled_gaussian_rdp(float(rate), math.sqrt(child.mu2)))
