@@ -12,6 +12,7 @@ import pytest
 
 from privet.audits.learner_audit import learner_mia
 from privet.audits.report import (
+    compact_png,
     figure_epsilon_vs_trials,
     figure_zoo,
     ledger_html,
@@ -119,6 +120,35 @@ def test_figures_are_png_and_validate_input(results):
         figure_zoo([])
     with pytest.raises(InvalidParameterError, match="Nothing to report"):
         write_report("unused")
+
+
+def test_report_figures_are_palette_pngs_that_look_the_same():
+    """A report embeds figures as 256-colour PNGs: much smaller, the same picture."""
+    import io
+
+    import numpy as np
+    from matplotlib.figure import Figure
+    from PIL import Image
+
+    fig = Figure(figsize=(6, 4))
+    ax = fig.subplots()
+    x = np.linspace(1e-3, 1, 400)
+    for k in range(6):  # several coloured curves, anti-aliased, with a legend
+        ax.loglog(x, x ** (1 / (k + 1)), label=f"attack {k}")
+    ax.legend()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110)
+    rgba = buf.getvalue()
+    small = compact_png(rgba)
+    assert small.startswith(PNG_MAGIC)
+    assert len(small) < 0.6 * len(rgba)
+    with Image.open(io.BytesIO(rgba)) as a, Image.open(io.BytesIO(small)) as b:
+        assert b.mode == "P" and b.size == a.size
+        before = np.asarray(a.convert("RGB"), dtype=float)
+        after = np.asarray(b.convert("RGB"), dtype=float)
+    diff = np.abs(before - after)
+    assert diff.mean() < 1.0  # of 255: no visible change ...
+    assert np.quantile(diff, 0.99) < 16  # ... and no pixel but a few edge ones moved far
 
 
 def test_ledger_renders_as_html_and_text(results):
