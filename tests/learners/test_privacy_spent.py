@@ -128,8 +128,9 @@ def test_a_fit_on_an_unbounded_ledger_reports_its_finite_spend(name):
         **params,
     ).fit(X, y)
     assert 0 < model.privacy_spent_.epsilon <= 1.0 + 1e-9
-    assert model.privacy_spent_.epsilon == pytest.approx(finite.privacy_spent_.epsilon)
     assert model.privacy_spent_.delta == pytest.approx(finite.privacy_spent_.delta)
+    if name not in STOPS_ON_NOISY_COUNTS:  # else the two fits' charges differ by the noise
+        assert model.privacy_spent_.epsilon == pytest.approx(finite.privacy_spent_.epsilon)
 
 
 def test_matrix_forest_prediction_mode_counts_its_batches_and_nothing_else():
