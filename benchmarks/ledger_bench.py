@@ -21,8 +21,9 @@ What is measured
   (one scope), the width of the partition charged into, the depth of the scope
   charged into, the number of reservations opened and closed before, and the
   number of DP-SGD steps (a Poisson batch and a Gaussian each) already taken,
-  next to the same steps summed batch by batch (``privet.ledger.tree.WIDE``
-  out of reach, as before the ledger kept many groups in arrays);
+  next to the same steps with the rows summed whole (``privet.ledger.tree.BLOCK``
+  out of reach) and summed batch by batch (``privet.ledger.tree.WIDE`` out of
+  reach, as before the ledger kept many groups in arrays);
 * SQLite: re-opening a file of 100,000 charges (every process replays them).
 """
 
@@ -239,17 +240,21 @@ class Bench:
         )
 
     def sgd_scaling(self) -> None:
-        """Per-step cost after k DP-SGD steps, in rows and batch by batch (the reference)."""
-        sizes = [100, 1_000, 3_000] if self.quick else [100, 1_000, 3_000, 10_000]
-        saved = ledger_tree.WIDE
+        """Per-step cost after k DP-SGD steps: rows summed in blocks (the ledger), rows
+        summed whole and batch by batch (the two references)."""
+        sizes = [100, 1_000, 3_000] if self.quick else [100, 1_000, 3_000, 10_000, 30_000]
+        saved = ledger_tree.WIDE, ledger_tree.BLOCK
+        variants = [  # label, WIDE, BLOCK, the largest size (the references grow faster)
+            ("rows", saved[0], saved[1], 30_000),
+            ("rows in one sum", saved[0], 10**9, 10_000),
+            ("batch by batch", 10**9, saved[1], 3_000),  # quadratic: minutes per size
+        ]
         try:
-            for label, wide in [("rows", saved), ("batch by batch", 10**9)]:
-                ledger_tree.WIDE = wide
+            for label, wide, block, largest in variants:
+                ledger_tree.WIDE, ledger_tree.BLOCK = wide, block
                 led = Ledger(Guarantee(1e6, 1e-5))
                 present = 0
-                for size in sizes:
-                    if label != "rows" and size > 3_000:  # quadratic: minutes per size
-                        break
+                for size in (s for s in sizes if s <= largest):
                     build = timed(sgd_steps, led, size - present)
                     per = timed(sgd_steps, led, 100) / 100
                     present = size + 100
@@ -261,7 +266,7 @@ class Bench:
                         f"built in {build:.2f} s",
                     )
         finally:
-            ledger_tree.WIDE = saved
+            ledger_tree.WIDE, ledger_tree.BLOCK = saved
 
     # ---------------------------------------------------------------- output
     def write(self) -> None:

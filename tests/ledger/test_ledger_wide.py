@@ -104,3 +104,40 @@ def test_many_batches_give_the_figures_of_the_group_by_group_sum(monkeypatch, re
         assert w[2:] == pytest.approx(n[2:], rel=1e-12, abs=1e-15)
     outcomes = {o for o, *_ in narrow}
     assert {"charged", "refused"} <= outcomes
+
+
+def _old_batches_charged_again(led: Ledger) -> None:
+    """90 batches; every fourth step charges an earlier batch again (an old block changes)."""
+    rng = random.Random(5)
+    batches = []
+    for step in range(90):
+        batches.append(led.root.subsample(rng.choice([0.01, 0.03]), "poisson"))
+        target = batches[-1] if step % 4 else rng.choice(batches)
+        sigma = rng.choice([0.8, 1.3])
+        target.charge(Gaussian(sigma=sigma, sensitivity=1.0), mechanism="gaussian")
+        led.spent()  # the live ledger sums after every charge
+
+
+def _figures(led: Ledger) -> tuple:
+    bound = led.spent_bound()
+    return bound.method, bound.guarantee.epsilon, bound.guarantee.delta
+
+
+def test_a_reopened_ledger_sums_its_many_batches_to_the_same_figures(monkeypatch):
+    """The rows are summed in blocks of ``BLOCK``, and a charge re-adds its own block
+    only. The sum must depend on the rows alone, not on the order they changed in,
+    so a ledger rebuilt from its events gives the live ledger's figures to the bit;
+    and blocks of 4 rows give the figures of one block (to rounding)."""
+    monkeypatch.setattr(ledger_tree, "WIDE", 2)
+    monkeypatch.setattr(ledger_tree, "BLOCK", 4)
+    led = Ledger(budget=Guarantee(50.0, 1e-5))
+    _old_batches_charged_again(led)
+    live = _figures(led)
+    assert _figures(Ledger.from_json(led.to_json())) == live
+    assert live[0] == "rdp"
+
+    monkeypatch.setattr(ledger_tree, "BLOCK", 10**9)
+    whole = Ledger(budget=Guarantee(50.0, 1e-5))
+    _old_batches_charged_again(whole)
+    assert _figures(whole)[0] == live[0]
+    assert _figures(whole)[1:] == pytest.approx(live[1:], rel=1e-12)

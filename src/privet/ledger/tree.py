@@ -10,7 +10,7 @@ whenever something below changes.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -72,6 +72,11 @@ WIDE = 64
 #: tens of levels deep.
 MAX_DEPTH = 128
 
+#: Rows a block of :meth:`_WideCosts.sums` holds: a charge re-adds the block of
+#: the row it changed and then the blocks' sums, about ``BLOCK + rows / BLOCK``
+#: rows instead of all of them.
+BLOCK = 128
+
 
 @dataclass
 class _WideCosts:
@@ -89,6 +94,11 @@ class _WideCosts:
     single: np.ndarray
     double: np.ndarray
     stale: set[int]
+    #: Per block of :data:`BLOCK` rows, the column sums of ``single`` and ``double``
+    #: (used by :meth:`sums` only), and the blocks whose rows changed since.
+    block_single: np.ndarray | None = None
+    block_double: np.ndarray | None = None
+    dirty: set[int] = field(default_factory=set)
 
     @staticmethod
     def empty(rows: int, width: int) -> _WideCosts:
@@ -104,6 +114,26 @@ class _WideCosts:
         self.single = np.vstack([self.single, pad])
         self.double = np.vstack([self.double, pad])
         self.stale.update(range(have, rows))
+        self.block_single = self.block_double = None  # the blocks are laid out again
+
+    def sums(self, changed: Iterable[int]) -> tuple[np.ndarray, np.ndarray]:
+        """Column sums of both arrays, re-adding the blocks of the ``changed`` rows only.
+
+        Every block is always summed the same way (its rows in order), so the
+        result depends on the rows alone, never on which of them changed when:
+        a ledger reopened from its file gets the same figures as the live one.
+        """
+        if self.block_single is None or self.block_double is None:
+            n_blocks = -(-self.single.shape[0] // BLOCK)
+            self.block_single = np.zeros((n_blocks, self.single.shape[1]))
+            self.block_double = np.zeros_like(self.block_single)
+            self.dirty = set(range(n_blocks))
+        self.dirty.update(row // BLOCK for row in changed)
+        for b in self.dirty:
+            self.block_single[b] = self.single[b * BLOCK : (b + 1) * BLOCK].sum(axis=0)
+            self.block_double[b] = self.double[b * BLOCK : (b + 1) * BLOCK].sum(axis=0)
+        self.dirty.clear()
+        return self.block_single.sum(axis=0), self.block_double.sum(axis=0)
 
 
 @dataclass
@@ -303,11 +333,9 @@ class ScopeTree:
                 rows.single[row] = rows.double[row] = 0.0
             else:
                 rows.single[row], rows.double[row] = (c.values() for c in contribution)
+        single, double = rows.sums(rows.stale)
         rows.stale.clear()
-        return (
-            Cost.from_values(rows.single.sum(axis=0).tolist()),
-            Cost.from_values(rows.double.sum(axis=0).tolist()),
-        )
+        return Cost.from_values(single.tolist()), Cost.from_values(double.tolist())
 
     def _counts(self, node_id: int, key: Any) -> bool:
         """Whether a subtree can have a non-zero cost under ``key``."""
