@@ -40,6 +40,7 @@ from privet.ledger import (
     Ledger,
     LocalRandomiser,
     NonPrivate,
+    PlanNode,
     PrivacyPlan,
     gdp_to_epsilon,
     zcdp_to_epsilon,
@@ -311,6 +312,31 @@ class LedgerContract:
                 entered = True
         assert not entered
         assert led.reserved() == Guarantee(0.0) and led.spent() == Guarantee(0.5)
+
+    def test_a_plan_is_reserved_when_its_charges_would_fit(self):
+        """Reserving composes the plan's own cost with what is spent (two runs of 100
+        Gaussians: 2.29 in Gaussian DP), not its (epsilon, delta) amount (1.55 twice, at
+        twice the budget's delta); the open reservation holds its amount, and a third
+        run is refused with nothing charged."""
+        led = self.make(Guarantee(2.5, 1e-5))
+        plan = PlanNode()
+        for _ in range(100):
+            plan.charge(Gaussian(sigma=25.0, sensitivity=1.0), mechanism="gaussian")
+        amount = led.plan_cost(plan)
+        assert 1.5 < amount.epsilon < 1.6 and amount.delta == 1e-5
+        for _ in range(2):
+            with led.reserve(plan) as res:
+                assert led.reserved() == amount
+                led.charge_many(
+                    [(led.root, Gaussian(sigma=25.0, sensitivity=1.0))] * 100,
+                    mechanism="gaussian",
+                )
+            assert res.used().epsilon == pytest.approx(amount.epsilon)
+        spent = led.spent_bound()
+        assert spent.method == "gdp" and 2.2 < spent.guarantee.epsilon < 2.4
+        with pytest.raises(BudgetExceededError, match="Reserving"):
+            led.reserve(plan)
+        assert led.spent_bound() == spent and led.reserved() == Guarantee(0.0)
 
     def test_charges_inside_a_reservation_cannot_exceed_it(self):
         led = self.make(Guarantee(1.0))

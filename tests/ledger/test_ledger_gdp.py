@@ -26,7 +26,9 @@ def _hockey_stick(mu: float, eps: float) -> float:
     return value
 
 
-@pytest.mark.parametrize(("mu", "eps"), [(0.2, 0.1), (0.5, 0.5), (1.0, 1.0), (1.0, 3.0), (3.0, 2.0)])
+@pytest.mark.parametrize(
+    ("mu", "eps"), [(0.2, 0.1), (0.5, 0.5), (1.0, 1.0), (1.0, 3.0), (3.0, 2.0)]
+)
 def test_the_gdp_curve_is_the_gaussians_hockey_stick_divergence(mu, eps):
     assert gdp_delta(mu, eps) == pytest.approx(_hockey_stick(mu, eps), rel=1e-6, abs=1e-12)
 
@@ -80,9 +82,9 @@ def _gaussian_plan(sigma: float, delta: float | None) -> PrivacyPlan:
 
 
 def test_a_plan_is_reserved_at_its_own_delta_so_a_second_gaussian_fit_fits():
-    """A reservation is an (epsilon, delta) amount. At the budget's whole delta it leaves
-    none for the next fit; at the plan's own delta (``PrivacyPlan.delta``) two fits of
-    the same Gaussian plan both fit, and the ledger composes their charges exactly."""
+    """A reservation holds an (epsilon, delta) amount: at the plan's own delta
+    (``PrivacyPlan.delta``) two fits of the same Gaussian plan both fit, and the ledger
+    composes their charges exactly."""
     led = Ledger(budget=Guarantee(10.0, 1e-5))
     plan = _gaussian_plan(4.0, 1e-6)
     mu = math.sqrt(4) / 4.0  # four Gaussians of sensitivity 1: mu = sqrt(4) / sigma
@@ -96,14 +98,24 @@ def test_a_plan_is_reserved_at_its_own_delta_so_a_second_gaussian_fit_fits():
     # two fits: mu composes as sqrt(mu1^2 + mu2^2), converted at the budget's delta
     assert led.spent().epsilon == pytest.approx(gdp_to_epsilon(math.sqrt(2) * mu, 1e-5), rel=1e-6)
 
-    whole = Ledger(budget=Guarantee(10.0, 1e-5))  # the old behaviour: the budget's delta
-    with whole.reserve(_gaussian_plan(4.0, None)) as res:
-        assert res.amount.delta == 1e-5
+    # A plan with no delta of its own is reserved at the budget's whole delta. Its amount
+    # then leaves no delta for a second one; the check composes the plan's own cost
+    # instead (Gaussian DP), so the second fit fits, and the figures are the same.
+    whole = Ledger(budget=Guarantee(10.0, 1e-5))
+    for _ in range(2):
+        with whole.reserve(_gaussian_plan(4.0, None)) as res:
+            assert res.amount.delta == 1e-5
+            for c in plan.charges:
+                whole.root.charge(c.entry, mechanism=c.mechanism)
+    assert whole.spent().epsilon == pytest.approx(led.spent().epsilon, rel=1e-12)
+    # a budget below the composed cost still refuses, and charges nothing
+    tight = Ledger(budget=Guarantee(led.spent().epsilon * 0.99, 1e-5))
+    with tight.reserve(_gaussian_plan(4.0, None)):
         for c in plan.charges:
-            whole.root.charge(c.entry, mechanism=c.mechanism)
+            tight.root.charge(c.entry, mechanism=c.mechanism)
     with pytest.raises(BudgetExceededError):
-        whole.reserve(_gaussian_plan(4.0, None))
-    assert len(whole.charges) == 4  # the refused reservation charged nothing
+        tight.reserve(_gaussian_plan(4.0, None))
+    assert len(tight.charges) == 4
 
 
 def test_a_plan_delta_above_the_budget_is_reserved_at_the_budget_and_bad_ones_refused():

@@ -39,7 +39,7 @@ from privet.errors import (
     SchemaError,
 )
 from privet.ledger.budget import check_budget
-from privet.ledger.composition import Bound, best_guarantee
+from privet.ledger.composition import Bound, Cost, best_guarantee
 from privet.ledger.document import events_from_json, to_document
 from privet.ledger.entries import Claim, Entry, as_entry
 from privet.ledger.guarantee import Guarantee
@@ -310,6 +310,9 @@ class Ledger(CheckedWrites):
         else at the budget's. Safety does not rest on this choice: every charge is
         checked against the whole tree of committed charges at the budget's delta.
         """
+        if isinstance(plan, (Entry, int, float)) and not self.budget.is_unbounded:
+            # as a charge of it is checked: its best guarantee at the budget's delta
+            return best_guarantee(Cost.of(as_entry(plan)), self.budget.delta).guarantee
         target = getattr(plan, "delta", None)
         if target is None or not isinstance(plan, PlanNode):
             return self.plan_cost(plan)
@@ -320,6 +323,14 @@ class Ledger(CheckedWrites):
             target = min(float(target), self.budget.delta)
         return best_guarantee(cost, float(target)).guarantee
 
+    def _plan_curve(self, plan: PlanNode | Guarantee | Entry | float, amount: Guarantee) -> Cost:
+        """The plan's own cost, every view of it, for the check made when reserving."""
+        if isinstance(plan, PlanNode):
+            return plan.cost(self.relation, delta=self.budget.delta)
+        if isinstance(plan, Guarantee):
+            return Cost.of_guarantee(amount)
+        return Cost.of(as_entry(plan))
+
     def reserve(
         self,
         plan: PlanNode | Guarantee | Entry | float,
@@ -329,6 +340,12 @@ class Ledger(CheckedWrites):
         on_abandon: str = "release",
     ) -> Reservation:
         """Set aside a plan's cost; raise :class:`BudgetExceededError` if it does not fit.
+
+        The check composes the plan's own cost (every view of it: Rényi, Gaussian DP)
+        with what is spent, as its charges will be composed, so a second Gaussian fit
+        is accepted whenever its charges would fit. While open, the reservation holds
+        its (epsilon, delta) amount (:attr:`Reservation.amount`) for every process:
+        more room than the plan needs, never less.
 
         Use as a context manager around the code that reads the private data.
         The reservation sits in ``scope`` (default: the root), so reservations in
@@ -361,7 +378,7 @@ class Ledger(CheckedWrites):
         if on_abandon == "charge":
             # stored in the caller text, which every store and the JSON document keep
             caller = f"{caller}{ABANDON_MARK}"
-        rid = self._reserve(amount, caller, node_id)
+        rid = self._reserve(amount, self._plan_curve(plan, amount), caller, node_id)
         return Reservation(self, rid)
 
     def charge_many(

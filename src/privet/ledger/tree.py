@@ -42,6 +42,9 @@ class ReservationState:
     host: str
     created: float
     scope_id: int = 0
+    #: The plan's own cost, set only on the stand-in of the check made when reserving
+    #: (nothing is charged in it yet); a recorded reservation holds its ``amount``.
+    plan_cost: Cost | None = None
 
 
 #: Suffix of a reservation's caller when its unused rest is charged, not released, if its
@@ -406,6 +409,8 @@ class ScopeTree:
         of all committed charges.
         """
         state = self._reservations[rid]
+        if state.plan_cost is not None:
+            return state.plan_cost
         used = best_guarantee(self._cost(state.scope_id, rid), state.amount.delta).guarantee
         rest = Guarantee(
             max(0.0, state.amount.epsilon - used.epsilon),

@@ -30,6 +30,10 @@ from privet.ledger.scope import Scope
 from privet.ledger.tree import MAX_DEPTH, ReservationState
 
 
+def _by_epsilon(bound: Bound) -> tuple[float, float]:
+    return bound.guarantee.epsilon, bound.guarantee.delta
+
+
 class CheckedWrites(History):
     """Scope groups, charges and reservations: checked against the budget, then committed."""
 
@@ -211,18 +215,24 @@ class CheckedWrites(History):
                 ids.append(event.payload["id"])
         return [self._charges[i] for i in ids]
 
-    def _reserve(self, amount: Guarantee, caller: str, node_id: int) -> int:
+    def _reserve(self, amount: Guarantee, cost: Cost, caller: str, node_id: int) -> int:
+        """Check that the plan's ``cost`` fits at its scope, then record ``amount``.
+
+        The check composes the plan's own cost (its Rényi and Gaussian views, so a
+        second Gaussian fit composes with the first as its charges will). What is
+        recorded, and what every process holds for the reservation while it is
+        open, is its (epsilon, delta) amount: more room than the plan needs, never
+        less.
+        """
         check_entry_size(amount)
         with self._write():
             # Check with a stand-in reservation placed at its scope, then remove it.
-            trial = ReservationState(-1, amount, "open", caller, 0, "", 0.0, node_id)
-            self._reservations[-1] = trial
-            self._place_reservation(node_id, -1, amount)
-            try:
-                bound = self._global_bound()
-            finally:
-                self._unplace_reservation(node_id, -1)
-                del self._reservations[-1]
+            # An amount over the budget on its own is refused as before; otherwise the
+            # plan's cost is composed, or the amount where that composes better.
+            alone = amount.fits_in(self.budget)
+            bound = self._trial_bound(amount, caller, node_id, cost if alone else None)
+            if alone and not bound.guarantee.fits_in(self.budget):
+                bound = min(bound, self._trial_bound(amount, caller, node_id), key=_by_epsilon)
             if not bound.guarantee.fits_in(self.budget):
                 left = self._global_bound().guarantee
                 raise BudgetExceededError(
@@ -246,6 +256,20 @@ class CheckedWrites(History):
                 },
             )
         return int(event.payload["id"])
+
+    def _trial_bound(
+        self, amount: Guarantee, caller: str, node_id: int, cost: Cost | None = None
+    ) -> Bound:
+        """The bound the budget must cover with a stand-in reservation at ``node_id``:
+        ``cost`` where given, else ``amount``. The stand-in is removed again."""
+        trial = ReservationState(-1, amount, "open", caller, 0, "", 0.0, node_id, cost)
+        self._reservations[-1] = trial
+        self._place_reservation(node_id, -1, amount)
+        try:
+            return self._global_bound()
+        finally:
+            self._unplace_reservation(node_id, -1)
+            del self._reservations[-1]
 
     def _close_reservation(self, rid: int) -> None:
         if self._frozen is not None:

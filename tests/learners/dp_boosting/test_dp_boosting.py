@@ -132,11 +132,14 @@ def test_over_budget_is_refused_before_data_is_read(car):
         def __getattr__(self, name):
             raise AssertionError("data was read before the budget check")
 
+    # two Gaussian fits compose in Gaussian DP: 0.8 and 0.5 fit in 1.0, 0.8 twice does not
     with pytest.raises(BudgetExceededError):
-        DPGradientBoostingClassifier(epsilon=0.5, schema=car.schema, ledger=led).fit(
+        DPGradientBoostingClassifier(epsilon=0.8, schema=car.schema, ledger=led).fit(
             Exploding(), Exploding()
         )
     assert len(led.charges) == n
+    DPGradientBoostingClassifier(epsilon=0.5, schema=car.schema, ledger=led).fit(car.X, car.y)
+    assert len(led.charges) > n and led.spent().epsilon <= 1.0
 
 
 # ------------------------------------------------------------------ bad input
