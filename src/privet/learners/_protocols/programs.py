@@ -134,19 +134,30 @@ async def share_training_data(
     return D, C
 
 
-def load_owner_tables(
+async def input_training_data(
     ctx: PartyContext,
     data: Any,
     rows: Sequence[int],
     sizes: Sequence[int],
     n_classes: int,
     sectype: type,
-) -> OwnerTables:
-    """This owner's rows as an :class:`OwnerTables` (tables of public paths, nothing shared yet).
+    *,
+    owner_tables: bool = False,
+    sample_rate: float | None = None,
+) -> tuple[Any, Any, OwnerTables | None]:
+    """The training input of a tree-opening protocol: ``(D, C, None)`` or ``(None, None, tables)``.
 
-    The rows are checked against the announced ``rows`` (:func:`load_announced_rows`),
-    as by :func:`share_training_data`.
+    By default every owner's one-hot rows are shared (:func:`share_training_data`,
+    real widths). With ``owner_tables=True`` nothing is shared yet: this owner's
+    rows, checked against the announced ``rows`` (:func:`load_announced_rows`), become
+    an :class:`OwnerTables` (tables of public paths); ``sample_rate`` is then ignored
+    (the caller refuses it: a secret subsample cannot be counted in the clear).
     """
+    if not owner_tables:
+        D, C = await share_training_data(
+            ctx, data, rows, sizes, n_classes, sectype, sample_rate=sample_rate
+        )
+        return D, C, None
     _, codes, y = load_announced_rows(ctx, data, rows, len(sizes))
     if codes.size and ((codes < 0).any() or (codes >= np.asarray(sizes, dtype=np.int64)).any()):
         raise InvalidParameterError(
@@ -154,11 +165,15 @@ def load_owner_tables(
         )
     if y.size and ((y < 0).any() or (y >= n_classes).any()):
         raise InvalidParameterError(f"a class code lies outside [0, {n_classes}).")
-    return OwnerTables(codes, y, sizes, n_classes, sectype)
+    return None, None, OwnerTables(codes, y, sizes, n_classes, sectype)
 
 
 class RevealLog:
-    """Records every opening (label, shape, entry) of this party: the audit trail."""
+    """Records every opening (label, shape, entry) of this party: the audit trail.
+
+    Use it as a context manager around a program's protocol: it records until
+    the block exits (on every path); ``events`` then holds the log.
+    """
 
     def __init__(self) -> None:
         self.events: list[dict[str, Any]] = []
@@ -175,9 +190,11 @@ class RevealLog:
             }
         )
 
-    def close(self) -> list[dict[str, Any]]:
+    def __enter__(self) -> RevealLog:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
         self._remove()
-        return self.events
 
 
 #: Secure-integer lengths tried, smallest first, when the host sizes a run.

@@ -170,14 +170,11 @@ async def predict_oblivious_forest(
     shares = _load_models(models)
     sectype = secfxp_type(int(shares[0]["bit_length"]), int(shares[0]["frac_length"]))
     trees = [import_shares(s, sectype) for s in shares]
-    log = RevealLog()
-    try:
+    with RevealLog() as log:
         Q = share_queries(ctx, queries, n_queries, sizes, querier, trees[0], sectype)
         onehot = await oblivious_majority(trees, Q)
         labels = await reveal_predictions(onehot, querier=querier, label=REVEAL_LABEL)
-    finally:
-        events = log.close()
-    return {"labels": labels, "reveals": events}
+    return {"labels": labels, "reveals": log.events}
 
 
 @dataclass(frozen=True)

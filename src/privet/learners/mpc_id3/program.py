@@ -18,8 +18,7 @@ from privet.learners._protocols.common import (
 )
 from privet.learners._protocols.programs import (
     RevealLog,
-    load_owner_tables,
-    share_training_data,
+    input_training_data,
 )
 from privet.learners.mpc_id3.protocol import mpc_id3
 from privet.mpc.party import PartyContext
@@ -51,14 +50,9 @@ async def train_mpc_id3(
     largest = (n + 1) * len(sizes) + len(sizes)
     secint = ctx.runtime.SecInt(bits_needed(largest) if bit_length is None else int(bit_length))
     check_range("the split keys (n + 1) * m + m", largest, secint)
-    log = RevealLog()
-    try:
-        if owner_tables:  # each owner counts its rows of the public paths (OwnerTables)
-            tables = load_owner_tables(ctx, data, rows, sizes, n_classes, secint)
-            nodes = await mpc_id3(None, None, sizes, depth, tables=tables)
-        else:
-            D, C = await share_training_data(ctx, data, rows, sizes, n_classes, secint)
-            nodes = await mpc_id3(D, C, sizes, depth)
-    finally:
-        events = log.close()
-    return {"nodes": nodes, "reveals": events, "testing_noise": False}
+    with RevealLog() as log:
+        D, C, tables = await input_training_data(
+            ctx, data, rows, sizes, n_classes, secint, owner_tables=owner_tables
+        )
+        nodes = await mpc_id3(D, C, sizes, depth, tables=tables)
+    return {"nodes": nodes, "reveals": log.events, "testing_noise": False}

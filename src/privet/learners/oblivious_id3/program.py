@@ -58,8 +58,7 @@ async def train_oblivious_id3(
     split_mech, leaf_mech = SecureNumbers.from_args(numbers).mechanisms(
         leaf, split_epsilon if split == "exponential" else None, leaf_epsilon
     )
-    log = RevealLog()
-    try:
+    with RevealLog() as log:
         D, C = await share_training_data(
             ctx,
             data,
@@ -81,14 +80,12 @@ async def train_oblivious_id3(
             noise=noise,
         )
         shares = await export_shares(model)
-    finally:
-        events = log.close()
     shares["testing_noise"] = noise.testing
     if model_out is not None:
         with open(model_out, "wb") as fh:
             pickle.dump(shares, fh, protocol=pickle.HIGHEST_PROTOCOL)
         shares = {"stored": model_out}
-    return {"shares": shares, "reveals": events, "testing_noise": noise.testing}
+    return {"shares": shares, "reveals": log.events, "testing_noise": noise.testing}
 
 
 def share_queries(
@@ -141,13 +138,10 @@ async def predict_oblivious_id3(
             model = pickle.load(fh)
     sectype = secfxp_type(int(model["bit_length"]), int(model["frac_length"]))
     tree = import_shares(model, sectype)
-    log = RevealLog()
-    try:
+    with RevealLog() as log:
         Q = share_queries(ctx, queries, n_queries, sizes, querier, tree, sectype)
         onehot = await oblivious_predict(tree, Q)
         labels = await reveal_predictions(
             onehot, querier=querier, label="ODP+FMPC-ID3: predicted labels (querier only)"
         )
-    finally:
-        events = log.close()
-    return {"labels": labels, "reveals": events}
+    return {"labels": labels, "reveals": log.events}

@@ -18,8 +18,7 @@ from privet.learners._protocols.noise import make_noise
 from privet.learners._protocols.numbers import SecureNumbers
 from privet.learners._protocols.programs import (
     RevealLog,
-    load_owner_tables,
-    share_training_data,
+    input_training_data,
 )
 from privet.learners.partial_mpc_id3.protocol import partial_mpc_id3
 from privet.mpc.party import PartyContext
@@ -42,7 +41,7 @@ async def train_partial_mpc_id3(
     """CDP+PMPC-ID3 (Alg. 7-10) at ``epsilon`` per query (the learner's epsilon / (h + 1)).
 
     ``numbers``: the keys of a :class:`~privet.learners._protocols.numbers.SecureNumbers`
-    (secure type and samplers). ``sample_rate``: train on a secret Poisson subsample (see :func:`share_training_data`).
+    (secure type and samplers). ``sample_rate``: train on a secret Poisson subsample (see :func:`~privet.learners._protocols.programs.share_training_data`).
     ``owner_tables=True``: each party counts its own rows of the (public) paths
     and inputs those tables (:class:`~privet.learners._protocols.common.OwnerTables`);
     the same values are opened, at a cost that no longer grows with the rows. Not
@@ -61,16 +60,17 @@ async def train_partial_mpc_id3(
     if fmt.mpc_noise == "discrete":  # noisy scores and their tie-breaking keys
         bound = n + 2 * max(split_mech.noise_bound, leaf_mech.noise_bound) + 2
         check_range("the noisy-max keys", bound, split_mech.sectype)
-    log = RevealLog()
-    try:
-        tables = None
-        if owner_tables:  # each owner counts its rows of the public paths (OwnerTables)
-            tables = load_owner_tables(ctx, data, rows, sizes, n_classes, split_mech.sectype)
-            D = C = None
-        else:
-            D, C = await share_training_data(
-                ctx, data, rows, sizes, n_classes, split_mech.sectype, sample_rate=sample_rate
-            )
+    with RevealLog() as log:
+        D, C, tables = await input_training_data(
+            ctx,
+            data,
+            rows,
+            sizes,
+            n_classes,
+            split_mech.sectype,
+            owner_tables=owner_tables,
+            sample_rate=sample_rate,
+        )
         nodes = await partial_mpc_id3(
             D,
             C,
@@ -82,6 +82,4 @@ async def train_partial_mpc_id3(
             noise=noise,
             tables=tables,
         )
-    finally:
-        events = log.close()
-    return {"nodes": nodes, "reveals": events, "testing_noise": noise.testing}
+    return {"nodes": nodes, "reveals": log.events, "testing_noise": noise.testing}
