@@ -177,6 +177,17 @@ class PredictRun:
     stats: RunStats = field(repr=False)
     others_learnt: tuple[Any, ...] = ()
 
+    @classmethod
+    def from_result(cls, result: RunResult, querier: int, **extra: Any) -> PredictRun:
+        """The labels the querier's program returned in ``result``, what the others got, the cost."""
+        return cls(
+            labels=np.asarray(result.results[querier]["labels"], dtype=np.int64),
+            querier=querier,
+            stats=result.stats,
+            others_learnt=tuple(r["labels"] for i, r in enumerate(result.results) if i != querier),
+            **extra,
+        )
+
 
 def check_noise(params: dict[str, Any], accounting: NoiseAccounting) -> None:
     """Refuse to replay a run whose MPC noise differs from what the learner charges."""

@@ -44,19 +44,13 @@ from privet.learners._protocols.common import (
 from privet.learners._protocols.host import (
     PredictRun,
 )
-from privet.learners._protocols.programs import (
-    RevealLog,
-)
 from privet.learners.oblivious_id3.host import SharedModel, launch_prediction
-from privet.learners.oblivious_id3.program import share_queries
+from privet.learners.oblivious_id3.program import predict_secret_trees
 from privet.learners.oblivious_id3.protocol import (
     SecretTree,
-    import_shares,
     oblivious_predict,
-    reveal_predictions,
 )
 from privet.mpc._runtime import get_runtime
-from privet.mpc.fixedpoint import secfxp_type
 from privet.mpc.party import PartyContext
 
 mpc = get_runtime()
@@ -167,14 +161,16 @@ async def predict_oblivious_forest(
         ``labels``: class indices at the querier, None elsewhere; ``reveals``:
         this party's log of openings (one: the labels, to the querier).
     """
-    shares = _load_models(models)
-    sectype = secfxp_type(int(shares[0]["bit_length"]), int(shares[0]["frac_length"]))
-    trees = [import_shares(s, sectype) for s in shares]
-    with RevealLog() as log:
-        Q = share_queries(ctx, queries, n_queries, sizes, querier, trees[0], sectype)
-        onehot = await oblivious_majority(trees, Q)
-        labels = await reveal_predictions(onehot, querier=querier, label=REVEAL_LABEL)
-    return {"labels": labels, "reveals": log.events}
+    return await predict_secret_trees(
+        ctx,
+        _load_models(models),
+        queries,
+        n_queries,
+        sizes,
+        querier,
+        evaluate=oblivious_majority,
+        label=REVEAL_LABEL,
+    )
 
 
 @dataclass(frozen=True)
@@ -244,12 +240,5 @@ def run_oblivious_forest_predict(
     shares = [[m.shares[i] for m in models] for i in range(parties)]  # party i: every tree
     args = (query_codes, sizes, querier, backend, timeout, run_timeout)
     result = launch_prediction(PROGRAM, "models", shares, *args)
-    mine = result.results[querier]
-    return ForestPredictRun(
-        labels=np.asarray(mine["labels"], dtype=np.int64),
-        querier=querier,
-        stats=result.stats,
-        others_learnt=tuple(r["labels"] for i, r in enumerate(result.results) if i != querier),
-        reveals=tuple(mine["reveals"]),
-        n_trees=len(models),
-    )
+    reveals = tuple(result.results[querier]["reveals"])
+    return ForestPredictRun.from_result(result, querier, reveals=reveals, n_trees=len(models))

@@ -196,11 +196,4 @@ def run_oblivious_predict(
     target = f"{PROGRAMS}:predict_oblivious_id3"
     args = (query_codes, sizes, querier, backend, timeout, run_timeout)
     result = launch_prediction(target, "model", list(model.shares), *args)
-    labels = result.results[querier]["labels"]
-    others = tuple(r["labels"] for i, r in enumerate(result.results) if i != querier)
-    return PredictRun(
-        labels=np.asarray(labels, dtype=np.int64),
-        querier=querier,
-        stats=result.stats,
-        others_learnt=others,
-    )
+    return PredictRun.from_result(result, querier)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pickle
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -136,12 +136,41 @@ async def predict_oblivious_id3(
     if isinstance(model, str):
         with open(model, "rb") as fh:
             model = pickle.load(fh)
-    sectype = secfxp_type(int(model["bit_length"]), int(model["frac_length"]))
-    tree = import_shares(model, sectype)
+    return await predict_secret_trees(
+        ctx,
+        [model],
+        queries,
+        n_queries,
+        sizes,
+        querier,
+        evaluate=lambda trees, Q: oblivious_predict(trees[0], Q),
+        label="ODP+FMPC-ID3: predicted labels (querier only)",
+    )
+
+
+async def predict_secret_trees(
+    ctx: PartyContext,
+    shares: Sequence[dict[str, Any]],
+    queries: Any,
+    n_queries: int,
+    sizes: Sequence[int],
+    querier: int,
+    *,
+    evaluate: Callable[[list[SecretTree], Any], Awaitable[Any]],
+    label: str,
+) -> dict[str, Any]:
+    """The body of a prediction program: only the querier learns ``evaluate``'s labels.
+
+    ``shares`` is this party's shares of each secret tree (the first one's
+    fixed-point type is theirs); the querier inputs its one-hot queries
+    (:func:`share_queries`), ``evaluate(trees, Q)`` gives the secret one-hot
+    labels, which are opened to the querier alone under ``label``. Returns the
+    labels (None at the other parties) and this party's log of openings.
+    """
+    sectype = secfxp_type(int(shares[0]["bit_length"]), int(shares[0]["frac_length"]))
+    trees = [import_shares(s, sectype) for s in shares]
     with RevealLog() as log:
-        Q = share_queries(ctx, queries, n_queries, sizes, querier, tree, sectype)
-        onehot = await oblivious_predict(tree, Q)
-        labels = await reveal_predictions(
-            onehot, querier=querier, label="ODP+FMPC-ID3: predicted labels (querier only)"
-        )
+        Q = share_queries(ctx, queries, n_queries, sizes, querier, trees[0], sectype)
+        onehot = await evaluate(trees, Q)
+        labels = await reveal_predictions(onehot, querier=querier, label=label)
     return {"labels": labels, "reveals": log.events}
