@@ -30,7 +30,7 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 
@@ -60,6 +60,15 @@ def _check_backend(backend: str, parties: int) -> None:
         raise InvalidParameterError(f"parties must be an int >= 1, got {parties!r}.")
 
 
+class LaunchOptions(TypedDict, total=False):
+    """How a system's runner runs its program: the keywords it passes on to :func:`run_program`."""
+
+    backend: str
+    parties: int
+    timeout: float
+    run_timeout: float | None
+
+
 def run_program(
     target: str,
     args: Mapping[str, Any],
@@ -72,6 +81,10 @@ def run_program(
     run_timeout: float | None = None,
 ) -> RunResult:
     """Run party program ``target`` ("module:function") with the rows split over the parties as data owners.
+
+    ``backend``: ``"mpc"`` (``parties`` real party processes, ``timeout`` and
+    ``run_timeout`` as for :func:`privet.mpc.launch`) or ``"local"`` (one party
+    in this process).
 
     Raises
     ------

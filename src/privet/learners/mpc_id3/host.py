@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Unpack
 
 import numpy as np
 
 from privet.learners._protocols.host import (
+    LaunchOptions,
     TreeRun,
     _tree_run,
     run_program,
@@ -24,16 +26,15 @@ def run_mpc_id3(
     depth: int,
     bit_length: int | None = None,
     owner_tables: bool = False,
-    backend: str = "mpc",
-    parties: int = 3,
-    timeout: float = 60.0,
-    run_timeout: float | None = None,
+    **launch: Unpack[LaunchOptions],
 ) -> TreeRun:
     """MPC-ID3 (max operator, no DP, tree opened) on the rows split over ``parties`` owners.
 
     ``bit_length=None``: the smallest exact secure-integer length for the data.
     ``owner_tables=True``: owners input their local counts of the public paths
     (same openings, cost independent of the rows; see ``train_mpc_id3``).
+    ``launch``: ``backend``, ``parties``, ``timeout``, ``run_timeout`` of
+    :func:`~privet.learners._protocols.host.run_program`.
     """
     args = {
         "sizes": [int(s) for s in sizes],
@@ -43,14 +44,5 @@ def run_mpc_id3(
     }
     if owner_tables:
         args["owner_tables"] = True
-    result = run_program(
-        f"{PROGRAMS}:train_mpc_id3",
-        args,
-        codes,
-        y_codes,
-        backend=backend,
-        parties=parties,
-        timeout=timeout,
-        run_timeout=run_timeout,
-    )
+    result = run_program(f"{PROGRAMS}:train_mpc_id3", args, codes, y_codes, **launch)
     return _tree_run(result, args)

@@ -7,12 +7,13 @@ import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 
 import numpy as np
 
 from privet.errors import InvalidParameterError
 from privet.learners._protocols.host import (
+    LaunchOptions,
     PredictRun,
     _check_backend,
     run_program,
@@ -76,11 +77,8 @@ def run_oblivious_id3(
     width: int | None = None,
     numbers: SecureNumbers | None = None,
     sample_rate: float | None = None,
-    backend: str = "mpc",
-    parties: int = 3,
-    timeout: float = 60.0,
-    run_timeout: float | None = None,
     _testing_noise: int | None = None,
+    **launch: Unpack[LaunchOptions],
 ) -> SharedModel:
     """ODP+FMPC-ID3 (Alg. 1): train the secret complete tree; return every party's shares.
 
@@ -88,6 +86,8 @@ def run_oblivious_id3(
     (``split="exponential"``); ``leaf_epsilon`` the budget of each leaf.
     ``numbers``: the secure type and the samplers
     (:class:`~privet.learners._protocols.numbers.SecureNumbers`).
+    ``launch``: ``backend``, ``parties``, ``timeout``, ``run_timeout`` of
+    :func:`~privet.learners._protocols.host.run_program`.
     """
     args: dict[str, Any] = {
         "sizes": [int(s) for s in sizes],
@@ -103,16 +103,7 @@ def run_oblivious_id3(
     }
     if _testing_noise is not None:
         args["_testing_noise"] = int(_testing_noise)
-    result = run_program(
-        f"{PROGRAMS}:train_oblivious_id3",
-        args,
-        codes,
-        y_codes,
-        backend=backend,
-        parties=parties,
-        timeout=timeout,
-        run_timeout=run_timeout,
-    )
+    result = run_program(f"{PROGRAMS}:train_oblivious_id3", args, codes, y_codes, **launch)
     return SharedModel(
         shares=tuple(r["shares"] for r in result.results),
         reveals=tuple(result.results[0]["reveals"]),

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Unpack
 
 import numpy as np
 
 from privet.learners._protocols.host import (
+    LaunchOptions,
     TreeRun,
     _tree_run,
     run_program,
@@ -29,11 +30,8 @@ def run_partial_mpc_id3(
     numbers: SecureNumbers | None = None,
     sample_rate: float | None = None,
     owner_tables: bool = False,
-    backend: str = "mpc",
-    parties: int = 3,
-    timeout: float = 60.0,
-    run_timeout: float | None = None,
     _testing_noise: int | None = None,
+    **launch: Unpack[LaunchOptions],
 ) -> TreeRun:
     """CDP+PMPC-ID3 (Alg. 7-10); ``epsilon`` is the per-query budget epsilon / (h + 1).
 
@@ -44,7 +42,8 @@ def run_partial_mpc_id3(
     ``sample_rate=g`` trains on a secret Poisson subsample of rate g drawn
     inside MPC (App. D.1 forests). ``owner_tables=True``: owners input their
     local counts of the public paths (same openings, cost independent of the
-    rows; see ``train_partial_mpc_id3``).
+    rows; see ``train_partial_mpc_id3``). ``launch``: ``backend``, ``parties``,
+    ``timeout``, ``run_timeout`` of :func:`~privet.learners._protocols.host.run_program`.
     """
     args: dict[str, Any] = {
         "sizes": [int(s) for s in sizes],
@@ -59,14 +58,5 @@ def run_partial_mpc_id3(
         args["owner_tables"] = True
     if _testing_noise is not None:
         args["_testing_noise"] = int(_testing_noise)
-    result = run_program(
-        f"{PROGRAMS}:train_partial_mpc_id3",
-        args,
-        codes,
-        y_codes,
-        backend=backend,
-        parties=parties,
-        timeout=timeout,
-        run_timeout=run_timeout,
-    )
+    result = run_program(f"{PROGRAMS}:train_partial_mpc_id3", args, codes, y_codes, **launch)
     return _tree_run(result, args)
