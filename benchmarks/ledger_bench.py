@@ -193,7 +193,7 @@ class Bench:
                 with led.reserve(Guarantee(1.0)):
                     charge_many(scopes[:5], 5)
 
-            fit = timed(one_fit)
+            fit = timed(lambda: [one_fit() for _ in range(20)]) / 20  # one alone is noisy
             self.add(
                 "scaling",
                 f"charge after {closed} reservations (511 scopes)",

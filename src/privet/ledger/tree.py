@@ -184,6 +184,7 @@ class ScopeTree:
         self._charges: dict[int, ChargeRecord] = {}
         self._reservations: dict[int, ReservationState] = {}
         self._cache: dict[int, dict[Any, Pair]] = {}
+        self._placed = 0  # reservations held at their scopes (the open ones, and a trial)
         self._paths: set[str] = set()
         self._root_id = self._new_node_local(root_id, None, None, self.dataset, self.dataset)
 
@@ -422,7 +423,16 @@ class ScopeTree:
         """Every committed charge (one merged tree) plus, at their scopes, what the
         open reservations other than ``exclude`` may still charge: what the
         budget must cover."""
-        return best_guarantee(self._cost(self._root_id, ("check", exclude)), self.budget.delta)
+        # With no reservation held but ``exclude``'s, the check is every committed
+        # charge: the costs already kept under ALL, not a whole new composition.
+        others = self._placed - (exclude is not None and self._is_placed(exclude))
+        key = ("check", exclude) if others else ALL
+        return best_guarantee(self._cost(self._root_id, key), self.budget.delta)
+
+    def _is_placed(self, rid: int) -> bool:
+        state = self._reservations.get(rid)
+        node = self._nodes.get(state.scope_id) if state is not None else None
+        return node is not None and rid in node.reserved
 
     @contextlib.contextmanager
     def _tentative(self, node_id: int, cost: Cost, rid: int | None) -> Iterator[None]:
@@ -452,11 +462,13 @@ class ScopeTree:
                 self._invalidate(n)
 
     def _place_reservation(self, node_id: int, rid: int, amount: Guarantee) -> None:
-        self._nodes[node_id].reserved[rid] = reservation_cost(amount)
+        reserved = self._nodes[node_id].reserved
+        self._placed += rid not in reserved
+        reserved[rid] = reservation_cost(amount)
         self._touch(node_id, None)
 
     def _unplace_reservation(self, node_id: int, rid: int) -> None:
-        self._nodes[node_id].reserved.pop(rid, None)
+        self._placed -= self._nodes[node_id].reserved.pop(rid, None) is not None
         self._touch(node_id, None)
 
     def _mark_closed(self, rid: int) -> None:
@@ -467,10 +479,19 @@ class ScopeTree:
         state.status = "closed"
         if state.scope_id in self._nodes:
             self._unplace_reservation(state.scope_id, rid)
+        # Unplacing touched the path from its scope to the root, where the checks held
+        # its rest. Elsewhere only what was kept under its own keys goes: the costs of
+        # committed charges (ALL) and the other reservations' checks stay valid, so the
+        # next check does not recompose the whole tree.
+        gone = (rid, ("check", rid))
         for node in self._nodes.values():
             node.own.pop(rid, None)
             node.buckets.discard(rid)
-            node.group_rows.clear()
-        self._cache.clear()
+            for key in gone:
+                node.group_rows.pop(key, None)
+        for cache in self._cache.values():
+            for key in gone:
+                cache.pop(key, None)
         for group in self._groups.values():
-            group.wide.clear()
+            for key in gone:
+                group.wide.pop(key, None)
