@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,17 @@ async def loop_rounds(ctx: Any, rounds: int = 1_000_000, marker: str | None = No
         await reveal(x, label="loop counter")
         if marker is not None and i == 5:
             Path(f"{marker}.{ctx.pid}").write_text("started")
+    return rounds
+
+
+async def paced_openings(ctx: Any, rounds: int = 4, pause: float = 0.75) -> int:
+    """Open a counter ``rounds`` times, ``pause`` seconds apart (a slow protocol's levels)."""
+    mpc = ctx.runtime
+    x = mpc.input(mpc.SecInt(32)(0), senders=0)
+    for i in range(rounds):
+        x = x + 1
+        await reveal(x, label=f"level {i + 1}")
+        time.sleep(pause)  # local work between two openings
     return rounds
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import logging
 import signal
 import time
 
@@ -13,6 +14,7 @@ from _mpc_helpers import program
 from _processes import alive
 from privet.errors import InvalidParameterError, MPCError
 from privet.mpc import MPCPartyError, free_ports, launch, load_target, run_local, spawn
+from privet.mpc.progress import ProgressReader
 
 
 def test_run_local_runs_a_program_in_process():
@@ -97,6 +99,47 @@ def test_message_batches_count_one_per_sequential_round():
 
 
 @contextlib.contextmanager
+@pytest.mark.mpc
+def test_the_host_hears_of_each_opening_while_the_run_goes_on(caplog):
+    """Party 0 writes a line before each opening; the host reads them about once a
+    second while it waits, logs each at INFO and passes it to ``on_progress``, so a
+    long run shows its progress before it ends (here four openings 0.75 s apart)."""
+    heard: list[tuple[float, object]] = []
+    caplog.set_level(logging.INFO, logger="privet.mpc.progress")
+    start = time.monotonic()
+    run = launch(
+        program("paced_openings"),
+        {"rounds": 4, "pause": 0.75},
+        timeout=30,
+        on_progress=lambda p: heard.append((time.monotonic(), p)),
+    )
+    ended = time.monotonic()
+    assert run.results == (4, 4, 4)
+    items = [p for _, p in heard]
+    assert [(p.index, p.label, p.shape) for p in items] == [
+        (i, f"level {i}", ()) for i in range(1, 5)
+    ]
+    seconds = [p.seconds for p in items]
+    assert seconds == sorted(seconds) and seconds[-1] - seconds[0] >= 3 * 0.75 * 0.9
+    # the first opening reached the host well before the run ended, not only at the end
+    assert heard[0][0] - start < ended - start - 1.0
+    logged = [r.getMessage() for r in caplog.records if r.name == "privet.mpc.progress"]
+    assert len(logged) == 4 and "opening 4" in logged[-1] and "level 4" in logged[-1]
+
+
+def test_progress_reader_waits_for_a_line_to_be_complete(tmp_path):
+    path = tmp_path / "party0.progress"
+    reader = ProgressReader(path, "prog")
+    assert reader.poll() == []  # no file yet: the party has not started its program
+    path.write_text('{"t": 0.5, "label": "split", "shape": [2, 3]}\n{"t": 1.0, "lab')
+    assert [(p.index, p.label, p.shape) for p in reader.poll()] == [(1, "split", (2, 3))]
+    assert reader.poll() == []  # the second line is still being written
+    with open(path, "a") as fh:
+        fh.write('el": "leaves", "shape": []}\n')
+    (item,) = reader.poll()
+    assert (item.index, item.seconds, item.label, item.shape) == (2, 1.0, "leaves", ())
+
+
 def looping_parties(tmp_path, timeout: float):
     """Three parties exchanging rounds forever, yielded once party 2 is in its loop."""
     marker = tmp_path / "started"

@@ -18,9 +18,11 @@ adds the traceback.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import logging
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from rich.console import Console
@@ -47,6 +49,7 @@ __all__ = [
     "interactive",
     "print_json",
     "print_table",
+    "working",
 ]
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_BUDGET, EXIT_DATA = 0, 1, 2, 3, 4
@@ -112,3 +115,38 @@ def print_table(
     print("\t".join(columns))
     for row in rows:
         print("\t".join(str(c).replace("\t", " ").replace("\n", " ") for c in row))
+
+
+#: The logger an MPC run's openings are reported on (:mod:`privet.mpc.progress`).
+PROGRESS_LOGGER = "privet.mpc.progress"
+
+
+class _ShowOpenings(logging.Handler):
+    """Puts the latest opening of a running MPC protocol into a spinner's text."""
+
+    def __init__(self, status: Any, text: str) -> None:
+        super().__init__(logging.INFO)
+        self.status, self.text = status, text
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.status.update(f"{self.text} [dim]{record.getMessage()}[/dim]")
+
+
+@contextlib.contextmanager
+def working(text: str, *, quiet: bool = False) -> Iterator[None]:
+    """A spinner with ``text`` on a terminal while the block runs (nothing when piped or
+    ``quiet``); an MPC run inside shows each value its parties open, as it happens."""
+    if quiet or not interactive():
+        yield
+        return
+    logger = logging.getLogger(PROGRESS_LOGGER)
+    with console().status(text) as status:
+        handler, level = _ShowOpenings(status, text), logger.level
+        logger.addHandler(handler)
+        if logger.getEffectiveLevel() > logging.INFO:
+            logger.setLevel(logging.INFO)
+        try:
+            yield
+        finally:
+            logger.removeHandler(handler)
+            logger.setLevel(level)

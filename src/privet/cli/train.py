@@ -11,7 +11,6 @@ model) with the ledger's account of the call.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import sys
 from pathlib import Path
 from typing import Any
@@ -33,6 +32,7 @@ from privet.cli._output import (
     console,
     interactive,
     print_json,
+    working,
 )
 from privet.cli.learners import choose_learner
 
@@ -269,13 +269,8 @@ def cmd_train(args: argparse.Namespace) -> int:
             raise UsageError("--test-size leaves no training rows; lower it.")
         train, test = frame.iloc[order[:cut]], frame.iloc[order[cut:]]
         X, y = train[list(schema.feature_names)], train[schema.target.name]
-        status = (
-            console().status(f"Training {choice.class_name}...")
-            if interactive() and not args.json
-            else contextlib.nullcontext()
-        )
-        with status:
-            est.fit(X, y)
+        with working(f"Training {choice.class_name}...", quiet=args.json):
+            est.fit(X, y)  # an MPC learner's openings show in the spinner as they happen
         accuracy = None
         if args.test_size is not None and len(test):
             pred = est.predict(test[list(schema.feature_names)])

@@ -41,6 +41,7 @@ from privet.mpc.party import (
     check_target,
     load_target,
 )
+from privet.mpc.progress import PROGRESS_EVERY, PROGRESS_FILE, Progress, ProgressReader
 from privet.mpc.stats import PartyStats, RunResult, RunStats
 
 _OWN_FAULT = ("exception", "bad_target", "result_not_picklable", "port_in_use")
@@ -180,7 +181,11 @@ class PartyGroup:
             except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL does not block
                 pass
 
-    def wait(self, run_timeout: float | None = None) -> RunResult:
+    def wait(
+        self,
+        run_timeout: float | None = None,
+        on_progress: Callable[[Progress], None] | None = None,
+    ) -> RunResult:
         """Wait for all parties and return their results and stats.
 
         Parameters
@@ -190,6 +195,10 @@ class PartyGroup:
             the processes started). Without it a run ends when the parties
             finish or fail; each party fails by itself within its ``timeout``
             when a peer stops answering.
+        on_progress : callable or None, default=None
+            Called with a :class:`~privet.mpc.progress.Progress` for each opening
+            of party 0, about once a second while the run goes on (each is also
+            an INFO record of the ``privet.mpc.progress`` logger).
 
         Raises
         ------
@@ -198,9 +207,14 @@ class PartyGroup:
         """
         first_failure: float | None = None
         timed_out = False
+        progress = ProgressReader(self.workdir / PROGRESS_FILE, self.target, on_progress)
+        polled = time.monotonic()
         while True:
             codes = [p.poll() for p in self.processes]
             now = time.monotonic()
+            if now - polled >= PROGRESS_EVERY:
+                progress.poll()
+                polled = now
             if all(c is not None for c in codes):
                 break
             if first_failure is None and any(c not in (None, 0) for c in codes):
@@ -216,6 +230,7 @@ class PartyGroup:
                 break
             time.sleep(0.02)
         elapsed = time.monotonic() - self._started
+        progress.poll()
         codes = [p.poll() for p in self.processes]
         reports = tuple(self._read_report(i) for i in range(len(self.processes)))
         if not timed_out and all(r is not None and r["ok"] for r in reports):
@@ -414,11 +429,13 @@ def spawn(
             args_file = directory / f"party{i}.json"
             args_file.write_text(payloads[i])
             (directory / f"party{i}.pkl").unlink(missing_ok=True)
+            progress = ["--progress-file", str(directory / PROGRESS_FILE)] if i == 0 else []
             cmd = [
                 python or sys.executable,
                 "-m",
                 "privet.mpc.party",
                 target,
+                *progress,
                 "--args-file",
                 str(args_file),
                 "--result-file",
@@ -473,6 +490,7 @@ def launch(
     workdir: str | os.PathLike[str] | None = None,
     python: str | None = None,
     retries: int = 2,
+    on_progress: Callable[[Progress], None] | None = None,
 ) -> RunResult:
     """Run a party program with ``parties`` MPyC parties as local processes.
 
@@ -517,6 +535,9 @@ def launch(
         Python interpreter for the parties (default: this one).
     retries : int, default=2
         New attempts with fresh ports if a chosen port was taken meanwhile.
+    on_progress : callable or None, default=None
+        Called with each opening of party 0 while the run goes on (see
+        :meth:`PartyGroup.wait`); the openings are also logged at INFO.
 
     Returns
     -------
@@ -553,7 +574,7 @@ def launch(
             python=python,
         ) as group:
             try:
-                return group.wait(run_timeout=run_timeout)
+                return group.wait(run_timeout=run_timeout, on_progress=on_progress)
             except MPCPartyError as exc:
                 if exc.kind != "port_in_use" or attempt == retries:
                     raise

@@ -22,6 +22,9 @@ Options (privet's; everything else on the command line is MPyC's own):
     computation of any party between two messages.
 ``--start-timeout SECONDS`` (default 120)
     How long to wait for all parties to connect.
+``--progress-file PATH``
+    Append one JSON line there before every opening (:mod:`privet.mpc.progress`);
+    the launcher gives it to party 0 and logs the lines as the run goes on.
 
 Running on separate hosts
 -------------------------
@@ -486,6 +489,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--result-file", default=None, help="write the pickled report here")
     parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT)
     parser.add_argument("--start-timeout", type=float, default=DEFAULT_START_TIMEOUT)
+    parser.add_argument(
+        "--progress-file", default=None, help="append one JSON line per opening here"
+    )
     return parser
 
 
@@ -541,6 +547,10 @@ def main(argv: list[str] | None = None) -> int:
         }
         _write_record(record, ns.result_file)
         return 2
+    if ns.progress_file is not None:
+        from privet.mpc.progress import record_openings  # imports the secure types' module
+
+        record_openings(ns.progress_file)
     record = run_party(mpc, program, kwargs, timeout=ns.timeout, start_timeout=ns.start_timeout)
     _write_record(record, ns.result_file)
     sys.stdout.flush()
