@@ -338,6 +338,19 @@ class LedgerContract:
             led.reserve(plan)
         assert led.spent_bound() == spent and led.reserved() == Guarantee(0.0)
 
+    def test_an_entry_with_its_own_guarantee_is_reserved_at_it(self):
+        """A Gaussian that states (2.5, 1e-7) is held at that, not at the budget's whole
+        delta (which would refuse every other release that needs delta while it is open);
+        one with no guarantee of its own (epsilon = inf) at its best at the budget's delta."""
+        led = self.make(Guarantee(5.0, 1e-5))
+        stated = Gaussian(sigma=2.0, sensitivity=1.0, epsilon=2.5, delta=1e-7)
+        with led.reserve(stated) as res:
+            assert res.amount == Guarantee(2.5, 1e-7)
+            led.root.charge(stated, mechanism="gaussian")
+            with led.reserve(Gaussian(sigma=20.0, sensitivity=1.0)) as bare:
+                assert math.isfinite(bare.amount.epsilon) and bare.amount.delta == 1e-5
+        assert led.spent().fits_in(Guarantee(5.0, 1e-5))
+
     def test_charges_inside_a_reservation_cannot_exceed_it(self):
         led = self.make(Guarantee(1.0))
         with led.reserve(Guarantee(0.25)):

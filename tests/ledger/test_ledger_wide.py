@@ -141,3 +141,16 @@ def test_a_reopened_ledger_sums_its_many_batches_to_the_same_figures(monkeypatch
     _old_batches_charged_again(whole)
     assert _figures(whole)[0] == live[0]
     assert _figures(whole)[1:] == pytest.approx(live[1:], rel=1e-12)
+
+
+def test_a_scope_that_reaches_wide_groups_replays_to_the_same_bits():
+    """An empty group that brings a scope to ``WIDE`` groups switches it to summing rows,
+    another order of the same additions; the live ledger recomposes then, as a replay
+    does (it kept its old sum, one unit in the last place off, until the next charge)."""
+    led = Ledger(Guarantee(10.0, 1e-5))
+    led.root.charge(0.7, mechanism="laplace")
+    for eps in [0.1, 0.2] + [0.1] * (ledger_tree.WIDE - 3):
+        led.root.partition(1)[0].charge(eps, mechanism="laplace")
+    led.spent()
+    led.root.partition(1)  # the WIDE-th group, nothing charged in it
+    assert Ledger.from_json(led.to_json()).spent() == led.spent()

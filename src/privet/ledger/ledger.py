@@ -311,8 +311,11 @@ class Ledger(CheckedWrites):
         checked against the whole tree of committed charges at the budget's delta.
         """
         if isinstance(plan, (Entry, int, float)) and not self.budget.is_unbounded:
-            # as a charge of it is checked: its best guarantee at the budget's delta
-            return best_guarantee(Cost.of(as_entry(plan)), self.budget.delta).guarantee
+            own = as_entry(plan).guarantee()
+            if not own.fits_in(self.budget):  # a Gaussian with no (epsilon, delta) of its
+                # own has epsilon = inf: held at its best guarantee at the budget's delta
+                return best_guarantee(Cost.of(as_entry(plan)), self.budget.delta).guarantee
+            return own
         target = getattr(plan, "delta", None)
         if target is None or not isinstance(plan, PlanNode):
             return self.plan_cost(plan)

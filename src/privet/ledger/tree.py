@@ -221,6 +221,12 @@ class ScopeTree:
             self._new_node_local(node_id, parent, group_id, label, path)
             group.position[node_id] = len(group.members)
             group.members.append(node_id)
+        # One more group can switch the parent to summing its groups' rows, another order
+        # of the same additions: recompute, so that a replay gives the same figures.
+        cur: int | None = parent
+        while cur is not None:
+            self._invalidate(self._nodes[cur])
+            cur = self._nodes[cur].parent
         return group.members
 
     def _is_open(self, reservation: int | None) -> bool:
