@@ -98,7 +98,6 @@ def test_message_batches_count_one_per_sequential_round():
     assert batches == [rounds + 1, rounds, rounds]  # party 0 also sends the input shares
 
 
-@contextlib.contextmanager
 @pytest.mark.mpc
 def test_the_host_hears_of_each_opening_while_the_run_goes_on(caplog):
     """Party 0 writes a line before each opening; the host reads them about once a
@@ -140,6 +139,7 @@ def test_progress_reader_waits_for_a_line_to_be_complete(tmp_path):
     assert (item.index, item.seconds, item.label, item.shape) == (2, 1.0, "leaves", ())
 
 
+@contextlib.contextmanager
 def looping_parties(tmp_path, timeout: float):
     """Three parties exchanging rounds forever, yielded once party 2 is in its loop."""
     marker = tmp_path / "started"
