@@ -11,6 +11,7 @@ import itertools
 import json
 import math
 import os
+import pickle
 import shutil
 import tempfile
 import threading
@@ -337,6 +338,34 @@ class LedgerContract:
         with pytest.raises(BudgetExceededError, match="Reserving"):
             led.reserve(plan)
         assert led.spent_bound() == spent and led.reserved() == Guarantee(0.0)
+
+    def test_an_open_reservation_holds_its_plans_cost_for_every_handle(self):
+        """Two fits of 100 Gaussians reserved at once, from two handles on the same store
+        (one, for the in-memory backend): the first holds its plan's cost, stored with it,
+        so the second composes with it in Gaussian DP (2.29) and is accepted; held as the
+        (epsilon, delta) amount (1.55 at the budget's whole delta) it was refused. Both
+        charge their plans; a third is refused."""
+        led = self.make(Guarantee(2.5, 1e-5))
+        other = led if led.path is None else pickle.loads(pickle.dumps(led))
+        plan = PlanNode()
+        for _ in range(100):
+            plan.charge(Gaussian(sigma=25.0, sensitivity=1.0), mechanism="gaussian")
+        amount = led.plan_cost(plan)
+        first = led.reserve(plan)
+        second = other.reserve(plan)  # while the first is open
+        for handle, res in ((led, first), (other, second)):
+            with res:
+                handle.charge_many(
+                    [(handle.root, Gaussian(sigma=25.0, sensitivity=1.0))] * 100,
+                    mechanism="gaussian",
+                )
+            assert res.used().epsilon == pytest.approx(amount.epsilon)
+        spent = led.spent_bound()
+        assert spent.method == "gdp" and 2.2 < spent.guarantee.epsilon < 2.4
+        assert other.spent() == led.spent()
+        with pytest.raises(BudgetExceededError, match="Reserving"):
+            other.reserve(plan)
+        assert Ledger.from_json(led.to_json()).spent() == led.spent()
 
     def test_an_entry_with_its_own_guarantee_is_reserved_at_it(self):
         """A Gaussian that states (2.5, 1e-7) is held at that, not at the budget's whole

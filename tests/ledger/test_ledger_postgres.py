@@ -9,6 +9,7 @@ and the multiprocess tests, which run on both stores.
 from __future__ import annotations
 
 import itertools
+import json
 import os
 import threading
 import time
@@ -21,7 +22,7 @@ from privet.errors import (
     LedgerCorruptError,
     LedgerUnavailableError,
 )
-from privet.ledger import Guarantee, Ledger, copy_ledger, list_datasets
+from privet.ledger import Gaussian, Guarantee, Ledger, PlanNode, copy_ledger, list_datasets
 
 pytestmark = pytest.mark.postgres
 psycopg = pytest.importorskip("psycopg")
@@ -160,6 +161,35 @@ def test_copy_between_sqlite_and_postgres_keeps_the_hash_chain(url, tmp_path):
     assert Ledger.open(back, "adult").spent() == Ledger.open(url, "adult").spent()
     with pytest.raises(InvalidParameterError, match="already holds dataset 'adult'"):
         copy_ledger(src, url, dataset="adult")
+
+
+def test_a_format_2_schema_is_upgraded_and_a_reservations_cost_is_copied(url, tmp_path):
+    """A schema as privet wrote it before format 3 (no reservations' cost column) is
+    upgraded when opened and stays verifiable; a plan's reservation then stores its
+    cost, and a copy to SQLite keeps it and the hash chain."""
+    led = Ledger.open(url, "adult", budget=Guarantee(2.5, 1e-5))
+    with led.reserve(Guarantee(0.5)):
+        led.root.charge(0.25, mechanism="laplace")
+    led.close()
+    _sql(url, "ALTER TABLE reservations DROP COLUMN cost")
+    _sql(url, "UPDATE meta SET value = '2' WHERE key = 'version'")
+
+    led = Ledger.open(url, "adult")
+    assert led.verify() == 4  # the dataset, the reservation, its charge, its closing
+    assert _sql(url, "SELECT value FROM meta WHERE key = 'version'") == [("3",)]
+    plan = PlanNode()
+    for _ in range(100):
+        plan.charge(Gaussian(sigma=25.0, sensitivity=1.0), mechanism="gaussian")
+    with led.reserve(plan):
+        led.charge_many(
+            [(led.root, Gaussian(sigma=25.0, sensitivity=1.0))] * 100, mechanism="gaussian"
+        )
+    costs = [r[0] for r in _sql(url, "SELECT cost FROM reservations ORDER BY id")]
+    assert costs[0] is None and json.loads(costs[1])["layout"]
+    back = tmp_path / "back.sqlite"
+    copy_ledger(url, back, dataset="adult")
+    copy = Ledger.open(back, "adult")
+    assert copy.to_json() == led.to_json() and copy.verify() == led.verify() == 106
 
 
 def test_worker_processes_of_scikit_learn_charge_the_database(url):

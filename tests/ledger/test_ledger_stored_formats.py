@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import json
 import shutil
+import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -22,7 +23,7 @@ import pytest
 
 import privet.ledger
 from privet.errors import UnsupportedEntryError
-from privet.ledger import Entry, Guarantee, Ledger
+from privet.ledger import Entry, Gaussian, Guarantee, Ledger, PlanNode
 
 DATA = Path(__file__).parent / "data"
 
@@ -55,6 +56,36 @@ def test_a_format_1_file_opens_with_the_same_state_and_is_upgraded(v1_file):
     led.close()
     again = Ledger.open(v1_file, "car")
     assert len(again.charges) == 5 and again.verify() == 10
+
+
+def test_a_format_2_file_opens_with_the_same_state_and_gains_the_reservations_costs(tmp_path):
+    """``data/ledger_v2.sqlite`` and ``.json`` were written at 503c019 (dataset ``car``:
+    a partition, a reservation of 0.5 in one part, a plan of three Gaussians reserved and
+    charged, a charge in the other part). The file opens with the same state, is upgraded
+    to format 3, stays verifiable, and a reservation made now stores its plan's cost."""
+    path = tmp_path / "v2.sqlite"
+    shutil.copy(DATA / "ledger_v2.sqlite", path)
+    old = Ledger.from_json((DATA / "ledger_v2.json").read_text())
+    led = Ledger.open(path, "car")
+    assert led.spent_bound() == old.spent_bound() and led.budget == Guarantee(3.0, 1e-5)
+    assert [c.to_dict() for c in led.charges] == [c.to_dict() for c in old.charges]
+    assert led.verify() == 11
+    conn = sqlite3.connect(path)
+    assert conn.execute("SELECT value FROM meta WHERE key = 'version'").fetchone() == ("3",)
+    assert [r[0] for r in conn.execute("SELECT cost FROM reservations")] == [None, None]
+    conn.close()
+    plan = PlanNode()
+    plan.charge(Gaussian(sigma=5.0, sensitivity=1.0), mechanism="gaussian")
+    with led.reserve(plan):
+        led.root.charge(Gaussian(sigma=5.0, sensitivity=1.0), mechanism="gaussian")
+    spent = led.spent()
+    led.close()
+    again = Ledger.open(path, "car")
+    assert again.verify() == 14 and again.spent() == spent
+    conn = sqlite3.connect(path)
+    stored = [r[0] for r in conn.execute("SELECT cost FROM reservations ORDER BY id")]
+    conn.close()
+    assert stored[:2] == [None, None] and json.loads(stored[2])["layout"]
 
 
 def test_a_format_1_json_document_loads_with_the_same_state():

@@ -52,6 +52,7 @@ Gaussian, Poisson-sampled, also gets its RDP curve (:func:`amplify_cost`).
 
 from __future__ import annotations
 
+import hashlib
 import math
 import operator
 from collections.abc import Iterable, Sequence
@@ -87,6 +88,9 @@ COST_FIELDS: tuple[str, ...] = (
 )
 _SCALARS = 12  # the statistics before the RDP curve
 _WIDTH = len(COST_FIELDS)
+#: Names the statistics of a stored cost (:meth:`Cost.to_payload`): a cost stored by a
+#: privet with other statistics is not read as this one's.
+COST_LAYOUT = hashlib.sha256(",".join(COST_FIELDS).encode()).hexdigest()[:12]
 
 
 def _statistic(index: int, doc: str) -> property:
@@ -188,6 +192,26 @@ class Cost:
         if self is other:
             return self
         return Cost(tuple(map(max, self.v, other.v)))
+
+    def less(self, other: Cost) -> Cost:
+        """What is left of this cost after ``other``, statistic by statistic, never below 0
+        (an infinite statistic less an infinite one leaves 0: the total stays infinite)."""
+        return Cost(tuple(a - b if a > b else 0.0 for a, b in zip(self.v, other.v, strict=True)))
+
+    def to_payload(self) -> dict[str, object]:
+        """This cost as stored in a ledger event: its layout and its statistics as text."""
+        return {"layout": COST_LAYOUT, "v": ["inf" if math.isinf(x) else repr(x) for x in self.v]}
+
+    @staticmethod
+    def from_payload(data: object) -> Cost | None:
+        """The inverse of :meth:`to_payload`; None for a cost stored with other statistics
+        (an older or newer privet), which the caller replaces by a coarser one."""
+        if not isinstance(data, dict) or data.get("layout") != COST_LAYOUT:
+            return None
+        values = [math.inf if x == "inf" else float(x) for x in data["v"]]
+        if len(values) != _WIDTH or not all(x >= 0 for x in values):
+            return None
+        return Cost(tuple(values))
 
     def with_rdp(self, rdp: Sequence[float]) -> Cost:
         """This cost with the RDP curve ``rdp`` and nothing left without a Rényi view."""

@@ -50,6 +50,7 @@ def to_document(led: History) -> dict[str, Any]:
                 "host": r.host,
                 "created": r.created,
                 "scope_id": r.scope_id,
+                **({} if r.cost is None else {"cost": r.cost.to_payload()}),
             }
             for r in (led._reservations[k] for k in sorted(led._reservations))
         ],
@@ -105,6 +106,7 @@ def events_from_json(data: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
                     "host": str(r["host"]),
                     "created": float(r["created"]),
                     "scope_id": as_int(r["scope_id"]),
+                    **({"cost": r["cost"]} if "cost" in r else {}),
                 },
             )
         )

@@ -26,7 +26,7 @@ from privet.errors import (
     PrivetError,
 )
 from privet.ledger import chain
-from privet.ledger.composition import best_guarantee, check_sampling
+from privet.ledger.composition import Cost, best_guarantee, check_sampling
 from privet.ledger.entries import ApproxDP, PureDP
 from privet.ledger.guarantee import Guarantee
 from privet.ledger.records import ChargeRecord, eps_from_text, eps_text, guarantee_from
@@ -169,6 +169,8 @@ class History(ScopeTree):
             members = [(as_int(m[0]), str(m[1])) for m in p["members"]]
             if any(m in self._nodes for m, _ in members) or not members:
                 raise bad("reuses a scope id")
+            if as_int(p["id"]) in self._groups:
+                raise bad("reuses a group id")
             self._apply_group(
                 as_int(p["id"]),
                 parent,
@@ -192,6 +194,7 @@ class History(ScopeTree):
                 str(p["host"]),
                 float(p["created"]),
                 scope_id,
+                Cost.from_payload(p["cost"]) if "cost" in p else None,
             )
             self._reservations[rid] = state
             self._place_reservation(scope_id, rid, amount)

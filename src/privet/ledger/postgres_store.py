@@ -96,7 +96,8 @@ CREATE TABLE IF NOT EXISTS reservations (
     host TEXT NOT NULL,
     created DOUBLE PRECISION NOT NULL,
     closed DOUBLE PRECISION,
-    scope_id BIGINT NOT NULL
+    scope_id BIGINT NOT NULL,
+    cost TEXT
 );
 CREATE TABLE IF NOT EXISTS charges (
     id {_IDENTITY},
@@ -237,6 +238,10 @@ class PostgresStore(SQLStore):
                 for stmt in (s.strip() for s in _DDL.split(";")):
                     if stmt:
                         conn.execute(stmt)
+                row = conn.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()
+                if row is not None and row[0] == "2":  # format 2 -> 3: reservations' costs
+                    conn.execute("ALTER TABLE reservations ADD COLUMN IF NOT EXISTS cost TEXT")
+                    conn.execute("UPDATE meta SET value = '3' WHERE key = 'version'")
                 self._conn = conn
                 self._check_format()
         finally:

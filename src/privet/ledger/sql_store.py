@@ -165,12 +165,13 @@ class SQLStore(Store):
             )
         if kind == "reserve":
             row = one(
-                "SELECT id, dataset, epsilon, delta, caller, pid, host, created, scope_id "
+                "SELECT id, dataset, epsilon, delta, caller, pid, host, created, scope_id, cost "
                 "FROM reservations WHERE id = ?",
                 ref,
             )
             keys = ("epsilon", "delta", "caller", "pid", "host", "created", "scope_id")
-            return canonical({"id": row[0], **dict(zip(keys, row[2:], strict=True))})
+            cost = {} if row[9] is None else {"cost": json.loads(row[9])}
+            return canonical({"id": row[0], **dict(zip(keys, row[2:9], strict=True)), **cost})
         if kind == "close":
             return {"id": ref}
         if kind == "charge":
@@ -277,7 +278,7 @@ class SQLStore(Store):
         elif kind == "reserve":
             new_id = self._insert(
                 "INSERT INTO reservations (dataset, epsilon, delta, status, caller, pid, host, "
-                "created, scope_id) VALUES (?, ?, ?, 'open', ?, ?, ?, ?, ?)",
+                "created, scope_id, cost) VALUES (?, ?, ?, 'open', ?, ?, ?, ?, ?, ?)",
                 (
                     ds,
                     p["epsilon"],
@@ -287,6 +288,7 @@ class SQLStore(Store):
                     p["host"],
                     p["created"],
                     p["scope_id"],
+                    json.dumps(p["cost"]) if "cost" in p else None,
                 ),
             )
             p["id"] = new_id

@@ -3,8 +3,9 @@
 Format 1 (privet before the hash chain) had the tables ``datasets``, ``groups``,
 ``scopes``, ``reservations`` and ``charges``; format 2 adds ``meta`` (format and
 version), ``chain`` (one row per event: kind, the row it wrote, its hash) and the
-``head`` and ``schema`` columns of ``datasets``. :mod:`privet.ledger.sqlite_store`
-reads and writes them.
+``head`` and ``schema`` columns of ``datasets``; format 3 adds the ``cost`` column
+of ``reservations`` (the plan's cost a reservation holds, every view of it).
+:mod:`privet.ledger.sqlite_store` reads and writes them.
 """
 
 from __future__ import annotations
@@ -17,11 +18,12 @@ from typing import Any
 
 from privet.errors import DataNotFoundError, InvalidParameterError, LedgerCorruptError
 
-#: privet's SQLite ledger format: 1 had no hash chain; 2 adds it (meta, chain, head, schema).
+#: privet's SQLite ledger format: 1 had no hash chain; 2 adds it (meta, chain, head, schema);
+#: 3 adds the reservations' costs.
 FORMAT = "privet-ledger"
 
 
-VERSION = 2
+VERSION = 3
 
 
 TABLES = {
@@ -50,6 +52,7 @@ TABLES = {
         "created",
         "closed",
         "scope_id",
+        "cost",
     ),
     "charges": ("id", "dataset", "scope_id", "reservation", "record"),
     "chain": ("dataset", "seq", "kind", "ref", "hash"),
@@ -121,7 +124,13 @@ CREATE TABLE chain (
 CREATE INDEX scopes_by_group ON scopes (group_id, id);
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 INSERT INTO meta VALUES ('format', '{FORMAT}');
-INSERT INTO meta VALUES ('version', '{VERSION}')
+INSERT INTO meta VALUES ('version', '2')
+"""
+
+
+UPGRADE_V3 = """
+ALTER TABLE reservations ADD COLUMN cost TEXT;
+UPDATE meta SET value = '3' WHERE key = 'version'
 """
 
 

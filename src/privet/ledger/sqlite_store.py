@@ -17,7 +17,9 @@ the tables' columns) and every event of the dataset is read back and verified
 against its hash chain (:mod:`privet.ledger.chain`): a damaged or edited file
 raises :class:`~privet.errors.LedgerCorruptError` and is not used. Files written
 by privet before the chain existed (format version 1) are upgraded on first open:
-their chain is computed from their rows as they are then.
+their chain is computed from their rows as they are then. Format 2 files gain the
+reservations' ``cost`` column (empty for the reservations already made, which hold
+their (epsilon, delta) amounts as before).
 
 A reservation left open by a process that died is closed by the next writer on
 the same host (its pid no longer exists); the charges made in it stay.
@@ -43,6 +45,7 @@ from privet.ledger.sqlite_file import (
     SCHEMA_V1,
     TABLES,
     UPGRADE_V2,
+    UPGRADE_V3,
     VERSION,
     check_path,
     check_timeout,
@@ -113,7 +116,19 @@ class SQLiteStore(SQLStore):
                             conn.execute(stmt)
                     elif tables == set(TABLES) - {"meta", "chain"}:
                         self._upgrade_v1()
+            if self._version() == "2":
+                with self.transaction():
+                    if self._version() == "2":  # not upgraded by another process meanwhile
+                        for stmt in statements(UPGRADE_V3):
+                            conn.execute(stmt)
             self._check_format()
+
+    def _version(self) -> str | None:
+        """The format version the file's meta table states (None: no meta table yet)."""
+        if "meta" not in self._tables():
+            return None
+        row = self._conn.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()
+        return None if row is None else str(row[0])
 
     def _tables(self) -> set[str]:
         rows = self._conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
@@ -143,9 +158,10 @@ class SQLiteStore(SQLStore):
                 )
 
     def _upgrade_v1(self) -> None:
-        """Format 1 -> 2: add the chain, computed from the rows as they are now."""
+        """Format 1 -> 3: add the chain, computed from the rows as they are now, and the
+        reservations' cost column."""
         conn = self._conn
-        for stmt in statements(UPGRADE_V2):
+        for stmt in statements(UPGRADE_V2) + statements(UPGRADE_V3):
             conn.execute(stmt)
         names = [r[0] for r in conn.execute("SELECT name FROM datasets ORDER BY name")]
         for name in names:

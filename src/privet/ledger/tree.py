@@ -42,9 +42,10 @@ class ReservationState:
     host: str
     created: float
     scope_id: int = 0
-    #: The plan's own cost, set only on the stand-in of the check made when reserving
-    #: (nothing is charged in it yet); a recorded reservation holds its ``amount``.
-    plan_cost: Cost | None = None
+    #: The plan's own cost (every view of it), which the reservation holds while open;
+    #: None: it holds its ``amount`` (a reservation of a bare (epsilon, delta), or one
+    #: stored by a privet before format 3).
+    cost: Cost | None = None
 
 
 #: Suffix of a reservation's caller when its unused rest is charged, not released, if its
@@ -416,8 +417,8 @@ class ScopeTree:
         of all committed charges.
         """
         state = self._reservations[rid]
-        if state.plan_cost is not None:
-            return state.plan_cost
+        if state.cost is not None:  # the plan's cost less its charges so far, statistic-wise
+            return state.cost.less(self._cost(state.scope_id, rid))
         used = best_guarantee(self._cost(state.scope_id, rid), state.amount.delta).guarantee
         rest = Guarantee(
             max(0.0, state.amount.epsilon - used.epsilon),

@@ -216,23 +216,26 @@ class CheckedWrites(History):
         return [self._charges[i] for i in ids]
 
     def _reserve(self, amount: Guarantee, cost: Cost, caller: str, node_id: int) -> int:
-        """Check that the plan's ``cost`` fits at its scope, then record ``amount``.
+        """Check that the plan's ``cost`` fits at its scope, then record the reservation.
 
         The check composes the plan's own cost (its Rényi and Gaussian views, so a
-        second Gaussian fit composes with the first as its charges will). What is
-        recorded, and what every process holds for the reservation while it is
-        open, is its (epsilon, delta) amount: more room than the plan needs, never
-        less.
+        second Gaussian fit composes with the first as its charges will), and the
+        reservation holds that cost while it is open: every process (the file
+        stores it) keeps room for the plan's cost less what it has charged. Where
+        the (epsilon, delta) amount composes better, or the plan is a bare amount,
+        the reservation holds its amount. An amount over the budget on its own is
+        refused.
         """
         check_entry_size(amount)
+        coarse = Cost.of_guarantee(amount)
         with self._write():
             # Check with a stand-in reservation placed at its scope, then remove it.
-            # An amount over the budget on its own is refused as before; otherwise the
-            # plan's cost is composed, or the amount where that composes better.
-            alone = amount.fits_in(self.budget)
-            bound = self._trial_bound(amount, caller, node_id, cost if alone else None)
-            if alone and not bound.guarantee.fits_in(self.budget):
-                bound = min(bound, self._trial_bound(amount, caller, node_id), key=_by_epsilon)
+            held: Cost | None = cost if amount.fits_in(self.budget) else None
+            bound = self._trial_bound(amount, caller, node_id, held)
+            if held is not None and not bound.guarantee.fits_in(self.budget):
+                coarse_bound = self._trial_bound(amount, caller, node_id)
+                if _by_epsilon(coarse_bound) < _by_epsilon(bound):
+                    bound, held = coarse_bound, None
             if not bound.guarantee.fits_in(self.budget):
                 left = self._global_bound().guarantee
                 raise BudgetExceededError(
@@ -242,19 +245,19 @@ class CheckedWrites(History):
                     f"{left_of(self.budget, left)} is left. Lower epsilon or use a new dataset "
                     "budget."
                 )
-            event = self._append(
-                "reserve",
-                {
-                    "id": None,
-                    "epsilon": eps_text(amount.epsilon),
-                    "delta": amount.delta,
-                    "caller": caller,
-                    "pid": os.getpid(),
-                    "host": socket.gethostname(),
-                    "created": time.time(),
-                    "scope_id": node_id,
-                },
-            )
+            payload: dict[str, object] = {
+                "id": None,
+                "epsilon": eps_text(amount.epsilon),
+                "delta": amount.delta,
+                "caller": caller,
+                "pid": os.getpid(),
+                "host": socket.gethostname(),
+                "created": time.time(),
+                "scope_id": node_id,
+            }
+            if held is not None and held != coarse:  # the cost says more than the amount
+                payload["cost"] = held.to_payload()
+            event = self._append("reserve", payload)
         return int(event.payload["id"])
 
     def _trial_bound(
