@@ -88,6 +88,19 @@ def _trees(max_depth: int, with_delta: bool):
     return st.recursive(leaf, extend, max_leaves=max_depth * 3)
 
 
+def _gaussian_run_plan() -> PlanNode:
+    """The plan of 100 Gaussians of sigma 25 at the root: 1.55 at delta 1e-5."""
+    plan = PlanNode()
+    for _ in range(100):
+        plan.charge(Gaussian(sigma=25.0, sensitivity=1.0), mechanism="gaussian")
+    return plan
+
+
+def _charge_gaussian_run(led: Ledger) -> None:
+    """The charges of :func:`_gaussian_run_plan`, at once."""
+    led.charge_many([(led.root, Gaussian(sigma=25.0, sensitivity=1.0))] * 100, mechanism="gaussian")
+
+
 class LedgerContract:
     """Behaviour every ledger backend must have."""
 
@@ -317,21 +330,16 @@ class LedgerContract:
     def test_a_plan_is_reserved_when_its_charges_would_fit(self):
         """Reserving composes the plan's own cost with what is spent (two runs of 100
         Gaussians: 2.29 in Gaussian DP), not its (epsilon, delta) amount (1.55 twice, at
-        twice the budget's delta); the open reservation holds its amount, and a third
-        run is refused with nothing charged."""
+        twice the budget's delta); the reservation's amount is what it promises, and a
+        third run is refused with nothing charged."""
         led = self.make(Guarantee(2.5, 1e-5))
-        plan = PlanNode()
-        for _ in range(100):
-            plan.charge(Gaussian(sigma=25.0, sensitivity=1.0), mechanism="gaussian")
+        plan = _gaussian_run_plan()
         amount = led.plan_cost(plan)
         assert 1.5 < amount.epsilon < 1.6 and amount.delta == 1e-5
         for _ in range(2):
             with led.reserve(plan) as res:
                 assert led.reserved() == amount
-                led.charge_many(
-                    [(led.root, Gaussian(sigma=25.0, sensitivity=1.0))] * 100,
-                    mechanism="gaussian",
-                )
+                _charge_gaussian_run(led)
             assert res.used().epsilon == pytest.approx(amount.epsilon)
         spent = led.spent_bound()
         assert spent.method == "gdp" and 2.2 < spent.guarantee.epsilon < 2.4
@@ -347,18 +355,13 @@ class LedgerContract:
         charge their plans; a third is refused."""
         led = self.make(Guarantee(2.5, 1e-5))
         other = led if led.path is None else pickle.loads(pickle.dumps(led))
-        plan = PlanNode()
-        for _ in range(100):
-            plan.charge(Gaussian(sigma=25.0, sensitivity=1.0), mechanism="gaussian")
+        plan = _gaussian_run_plan()
         amount = led.plan_cost(plan)
         first = led.reserve(plan)
         second = other.reserve(plan)  # while the first is open
         for handle, res in ((led, first), (other, second)):
             with res:
-                handle.charge_many(
-                    [(handle.root, Gaussian(sigma=25.0, sensitivity=1.0))] * 100,
-                    mechanism="gaussian",
-                )
+                _charge_gaussian_run(handle)
             assert res.used().epsilon == pytest.approx(amount.epsilon)
         spent = led.spent_bound()
         assert spent.method == "gdp" and 2.2 < spent.guarantee.epsilon < 2.4
