@@ -12,6 +12,7 @@ True
 
 from __future__ import annotations
 
+import numbers
 from typing import Any
 
 import numpy as np
@@ -185,15 +186,12 @@ def neighbouring_pairs(
 
 def entries(*, max_epsilon: float = 5.0) -> st.SearchStrategy[Entry]:
     """Ledger entries of the common kinds, with valid parameters."""
-    try:
-        bad = isinstance(max_epsilon, bool) or not 1e-4 <= float(max_epsilon) < float("inf")
-    except (TypeError, ValueError):
-        bad = True
-    if bad:
+    real = isinstance(max_epsilon, numbers.Real) and not isinstance(max_epsilon, bool)
+    if not (real and 1e-4 <= float(max_epsilon) < float("inf")):  # a string "1" too
         raise InvalidStrategyArgument(
             f"max_epsilon must be a finite float >= 1e-4, got {max_epsilon!r}."
         )
-    eps = st.floats(1e-4, max_epsilon, allow_nan=False)
+    eps = st.floats(1e-4, float(max_epsilon), allow_nan=False)
     sens = st.sampled_from([1.0, 2.0])
     return st.one_of(
         eps.map(lambda e: PureDP(epsilon=e)),
