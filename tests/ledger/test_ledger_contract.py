@@ -370,6 +370,41 @@ class LedgerContract:
             other.reserve(plan)
         assert Ledger.from_json(led.to_json()).spent() == led.spent()
 
+    def test_a_held_cost_never_lowers_the_check_below_the_committed_charges(self):
+        """A Gaussian reservation held open in a subsample has no basic epsilon, which
+        switches the subsample's amplification to the best bound of everything in it:
+        lower than what the committed Laplace charges alone are proven to cost. The
+        check never goes below that (found by review: 400 charges were accepted, 3.3
+        spent of 2)."""
+        led = self.make(Guarantee(2.0, 1e-5))
+        sub = led.root.subsample(0.5)
+        held = led.reserve(Gaussian(sigma=50.0, sensitivity=1.0), scope=sub)
+        charged = 0
+        with pytest.raises(BudgetExceededError):
+            for _ in range(400):
+                sub.charge(Laplace(scale=100.0, sensitivity=1.0), mechanism="laplace")
+                charged += 1
+        assert 200 < charged < 400 and led.spent().fits_in(led.budget)
+        held.close()
+        assert led.spent().fits_in(led.budget)
+
+    def test_a_reservation_charged_if_abandoned_is_admitted_as_its_amount(self):
+        """Its rest would be charged as an (epsilon, delta) release if its process died,
+        so it must fit as one: on a budget of exactly two Gaussian runs the second is
+        admitted when it would be released if abandoned, refused when charged."""
+        probe = self.make(Guarantee(10.0, 1e-5), dataset="probe")
+        both = PlanNode()
+        both.groups = [(_gaussian_run_plan(), 1, False), (_gaussian_run_plan(), 1, False)]
+        two = probe.plan_cost(both)
+        led = self.make(Guarantee(two.epsilon * (1 + 1e-9), 1e-5))
+        with led.reserve(_gaussian_run_plan(), on_abandon="charge"):
+            _charge_gaussian_run(led)
+        with pytest.raises(BudgetExceededError, match="Reserving"):
+            led.reserve(_gaussian_run_plan(), on_abandon="charge")
+        with led.reserve(_gaussian_run_plan()):
+            _charge_gaussian_run(led)
+        assert led.spent().epsilon == pytest.approx(two.epsilon, rel=1e-9)
+
     def test_an_entry_with_its_own_guarantee_is_reserved_at_it(self):
         """A Gaussian that states (2.5, 1e-7) is held at that, not at the budget's whole
         delta (which would refuse every other release that needs delta while it is open);

@@ -274,7 +274,11 @@ class Ledger(CheckedWrites):
             return self._bound_all()
 
     def reserved(self) -> Guarantee:
-        """Sum of the open reservations' amounts (basic composition)."""
+        """Sum of the open reservations' amounts (basic composition).
+
+        What they promise, added up; it can exceed what is left (and the budget) when
+        reservations hold their plans' costs, which compose better than their amounts.
+        """
         with self._lock:
             self._refresh()
             eps = math.fsum(r.amount.epsilon for r in self._open_reservations())
@@ -347,8 +351,11 @@ class Ledger(CheckedWrites):
         The check composes the plan's own cost (every view of it: Rényi, Gaussian DP)
         with what is spent, as its charges will be composed, so a second Gaussian fit
         is accepted whenever its charges would fit. While open, the reservation holds
-        its (epsilon, delta) amount (:attr:`Reservation.amount`) for every process:
-        more room than the plan needs, never less.
+        that cost for every process (the budget file stores it), less what it has
+        charged. Its (epsilon, delta) amount (:attr:`Reservation.amount`) is what it
+        promises the caller: the charges made in it must fit in it. With
+        ``on_abandon="charge"`` the reservation is admitted and held as its amount,
+        because an abandoned rest is charged as an (epsilon, delta) release.
 
         Use as a context manager around the code that reads the private data.
         The reservation sits in ``scope`` (default: the root), so reservations in
@@ -381,7 +388,14 @@ class Ledger(CheckedWrites):
         if on_abandon == "charge":
             # stored in the caller text, which every store and the JSON document keep
             caller = f"{caller}{ABANDON_MARK}"
-        rid = self._reserve(amount, self._plan_curve(plan, amount), caller, node_id)
+        # A reservation charged in full if abandoned is admitted and held as its amount:
+        # that rest is charged as an (epsilon, delta) release, which must fit then too.
+        cost = (
+            self._plan_curve(plan, amount)
+            if on_abandon == "release"
+            else Cost.of_guarantee(amount)
+        )
+        rid = self._reserve(amount, cost, caller, node_id)
         return Reservation(self, rid)
 
     def charge_many(

@@ -17,8 +17,9 @@ class Reservation:
     """A planned cost set aside; a context manager.
 
     While the reservation is open, charges made inside its ``with`` block are
-    checked against it, and everyone else sees the full reserved amount as
-    spent. When the block exits (normally or by an exception) the reservation
+    checked against its amount, and everyone else keeps room for what it may still
+    charge (its plan's cost, or its amount, less what it has charged). When the block
+    exits (normally or by an exception) the reservation
     closes: the charges made in it stay (charged means released), the unused
     rest returns to the budget.
     """

@@ -410,7 +410,8 @@ class ScopeTree:
         return self._cost(node_id, ALL)
 
     def _reservation_rest(self, rid: int) -> Cost:
-        """What an open reservation may still charge: its amount less what it used.
+        """What an open reservation may still charge: its plan's cost less the cost of its
+        charges, statistic by statistic, or (held as an amount) its amount less what it used.
 
         Only a stand-in for future charges (keeping room for them); safety does
         not rest on it, because every charge is checked against the merged tree
@@ -432,9 +433,23 @@ class ScopeTree:
         budget must cover."""
         # With no reservation held but ``exclude``'s, the check is every committed
         # charge: the costs already kept under ALL, not a whole new composition.
+        settled = best_guarantee(self._cost(self._root_id, ALL), self.budget.delta)
         others = self._placed - (exclude is not None and self._is_placed(exclude))
-        key = ("check", exclude) if others else ALL
-        return best_guarantee(self._cost(self._root_id, key), self.budget.delta)
+        if not others:
+            return settled
+        # Never below the committed charges' own bound: under a subsample, a held cost
+        # with no basic epsilon (a Gaussian plan's) switches the amplification to the
+        # best bound of everything below, which can be smaller than what the committed
+        # charges alone are proven to cost.
+        check = best_guarantee(self._cost(self._root_id, ("check", exclude)), self.budget.delta)
+        c, s = check.guarantee, settled.guarantee
+        if c.epsilon >= s.epsilon and c.delta >= s.delta:
+            return check
+        if s.epsilon >= c.epsilon and s.delta >= c.delta:
+            return settled
+        worst = Guarantee(max(c.epsilon, s.epsilon), max(c.delta, s.delta))
+        methods = dict.fromkeys([check.method, settled.method])
+        return Bound(worst, " and ".join(methods))
 
     def _is_placed(self, rid: int) -> bool:
         state = self._reservations.get(rid)

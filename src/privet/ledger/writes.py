@@ -83,9 +83,11 @@ class CheckedWrites(History):
     ) -> None:
         """Raise BudgetExceededError unless all the charges fit together; change nothing.
 
-        One check for the whole batch: every cost the tree composes grows with each
-        charge added (sums, maxima and amplification are monotone), so if the batch
-        fits, every prefix of it fits too.
+        One check for the whole batch: a prefix of it releases less, so its true loss
+        is at most the batch's, which the check bounds. (The ledger's figure for a
+        prefix can be looser: under a subsample, Laplace charges alone are amplified
+        from their basic epsilon, and a Gaussian among them switches the subsample to
+        the best bound of everything in it.)
         """
         for _, entry in items:
             if isinstance(entry, NonPrivate) and math.isfinite(self.budget.epsilon):
