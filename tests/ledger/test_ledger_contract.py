@@ -47,7 +47,7 @@ from privet.ledger import (
     zcdp_to_epsilon,
 )
 from privet.ledger import tree as ledger_tree
-from privet.ledger.tree import MAX_DEPTH
+from privet.ledger.tree import ABANDON_MARK, MAX_DEPTH
 
 DEFAULT_BUDGET = Guarantee(1.0, 1e-6)
 
@@ -404,6 +404,25 @@ class LedgerContract:
         with led.reserve(_gaussian_run_plan()):
             _charge_gaussian_run(led)
         assert led.spent().epsilon == pytest.approx(two.epsilon, rel=1e-9)
+
+    def test_only_on_abandon_marks_a_reservation_charged_if_abandoned(self):
+        """The mark in the caller text is what makes an abandoned rest charged in full;
+        a caller cannot set it by hand (the reservation would be held as its plan's cost
+        but charged as its amount), and a stored reservation carrying the mark is held
+        as its amount even if a cost was stored with it (written at de085a2)."""
+        led = self.make(Guarantee(2.5, 1e-5))
+        with pytest.raises(InvalidParameterError, match="on_abandon='charge'"):
+            led.reserve(_gaussian_run_plan(), caller=f"my fit{ABANDON_MARK}")
+        assert led.reserved() == Guarantee(0.0) and led.charges == []
+        with led.reserve(_gaussian_run_plan()):
+            _charge_gaussian_run(led)
+        doc = json.loads(led.to_json())
+        (stored,) = doc["reservations"]
+        assert "cost" in stored  # a plan's reservation stores its cost
+        stored["caller"] += ABANDON_MARK
+        stored["status"] = "open"
+        again = Ledger.from_json(json.dumps(doc))
+        assert "cost" not in json.loads(again.to_json())["reservations"][0]
 
     def test_an_entry_with_its_own_guarantee_is_reserved_at_it(self):
         """A Gaussian that states (2.5, 1e-7) is held at that, not at the budget's whole

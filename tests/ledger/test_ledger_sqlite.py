@@ -13,7 +13,7 @@ import textwrap
 import pytest
 
 from privet.errors import BudgetExceededError, InvalidParameterError, PrivetError
-from privet.ledger import Guarantee, Ledger
+from privet.ledger import Gaussian, Guarantee, Laplace, Ledger
 
 
 def test_charges_survive_reopening(sqlite_path):
@@ -150,6 +150,42 @@ def _leave_open_reservation(path, amount):
         """
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+
+
+def test_an_abandoned_rest_charged_in_full_still_fits_the_budget(sqlite_path):
+    """(From review.) Another process holds 0.5 in a subsample, to be charged in full if
+    it dies; this one holds a Gaussian plan there and charges Laplace releases until
+    refused. The Gaussian hold must not let the check forget the other's 0.5: when the
+    other process dies and its rest is charged, the spend still fits."""
+    led = Ledger.open(sqlite_path, dataset="adult", budget=Guarantee(2.0, 1e-5))
+    sub = led.root.subsample(0.5)
+    code = textwrap.dedent(
+        f"""
+        import os, sys
+        from privet.ledger import Ledger, Guarantee
+        led = Ledger.open({str(sqlite_path)!r}, dataset="adult")
+        sub = next(s for s in led.iter_scopes() if "poisson" in s.path)
+        led.reserve(Guarantee(0.5), scope=sub, on_abandon="charge")
+        print("reserved", flush=True)
+        sys.stdin.readline()
+        os._exit(0)
+        """
+    )
+    other = subprocess.Popen(
+        [sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert other.stdout.readline().strip() == "reserved"
+        held = led.reserve(Gaussian(sigma=50.0, sensitivity=1.0), scope=sub)
+        with pytest.raises(BudgetExceededError):
+            for _ in range(400):
+                sub.charge(Laplace(scale=100.0, sensitivity=1.0), mechanism="laplace")
+        held.close()
+    finally:
+        other.communicate("die\n", timeout=60)
+    led.root.subsample(0.5)  # the next write charges the dead process's rest in full
+    assert [c.mechanism for c in led.charges][-1].startswith("abandoned")
+    assert led.spent().fits_in(led.budget), led.spent()
 
 
 def test_stale_reservation_is_closed_by_the_next_writer(sqlite_path):

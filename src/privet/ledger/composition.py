@@ -193,6 +193,21 @@ class Cost:
             return self
         return Cost(tuple(map(max, self.v, other.v)))
 
+    def with_basic_view(self, g: Guarantee) -> Cost:
+        """This cost, with no finite basic epsilon, as one release that is also ``g``-DP
+        (as a Gaussian that states its (epsilon, delta)): its basic totals and
+        advanced-composition sums become ``g``'s; every other view stays.
+
+        A reservation holds its plan's cost so: a plan of Gaussians has basic epsilon
+        = inf, and a subsample holding it would amplify the best bound of everything in
+        it instead of its basic totals, which can be below what the committed charges
+        alone are proven to cost.
+        """
+        if math.isfinite(self.eps) or not math.isfinite(g.epsilon):
+            return self
+        eps = g.epsilon
+        return Cost((eps, g.delta, eps * eps, eps * math.tanh(eps / 2), *self.v[4:]))
+
     def less(self, other: Cost) -> Cost:
         """What is left of this cost after ``other``, statistic by statistic, never below 0
         (an infinite statistic less an infinite one leaves 0: the total stays infinite)."""

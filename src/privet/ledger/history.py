@@ -194,7 +194,11 @@ class History(ScopeTree):
                 str(p["host"]),
                 float(p["created"]),
                 scope_id,
-                Cost.from_payload(p["cost"]) if "cost" in p else None,
+                # charged as its amount if abandoned, so held as its amount (a file
+                # written at de085a2 may store a cost for it too)
+                None
+                if "cost" not in p or str(p["caller"]).endswith(ABANDON_MARK)
+                else Cost.from_payload(p["cost"]),
             )
             self._reservations[rid] = state
             self._place_reservation(scope_id, rid, amount)

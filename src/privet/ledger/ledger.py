@@ -331,12 +331,15 @@ class Ledger(CheckedWrites):
         return best_guarantee(cost, float(target)).guarantee
 
     def _plan_curve(self, plan: PlanNode | Guarantee | Entry | float, amount: Guarantee) -> Cost:
-        """The plan's own cost, every view of it, for the check made when reserving."""
+        """The plan's own cost, every view of it, and ``amount`` as its basic view where
+        it has none (:meth:`Cost.with_basic_view`): what a reservation checks and holds."""
         if isinstance(plan, PlanNode):
-            return plan.cost(self.relation, delta=self.budget.delta)
-        if isinstance(plan, Guarantee):
+            cost = plan.cost(self.relation, delta=self.budget.delta)
+        elif isinstance(plan, Guarantee):
             return Cost.of_guarantee(amount)
-        return Cost.of(as_entry(plan))
+        else:
+            cost = Cost.of(as_entry(plan))
+        return cost.with_basic_view(amount)
 
     def reserve(
         self,
@@ -375,6 +378,13 @@ class Ledger(CheckedWrites):
         amount = self._reservation_amount(plan)
         if not isinstance(caller, str):
             raise InvalidParameterError(f"caller must be a string, got {caller!r}.")
+        if caller.endswith(ABANDON_MARK) or str(getattr(plan, "caller", "")).endswith(
+            ABANDON_MARK
+        ):
+            raise InvalidParameterError(
+                f"caller must not end with {ABANDON_MARK!r}, the mark of a reservation "
+                "charged in full if abandoned; pass on_abandon='charge' instead."
+            )
         if not caller and hasattr(plan, "caller"):
             caller = str(plan.caller)
 
