@@ -13,7 +13,7 @@ import textwrap
 import pytest
 
 from privet.errors import BudgetExceededError, InvalidParameterError, PrivetError
-from privet.ledger import Gaussian, Guarantee, Laplace, Ledger
+from privet.ledger import ApproxDP, Gaussian, Guarantee, Laplace, Ledger
 
 
 def test_charges_survive_reopening(sqlite_path):
@@ -186,6 +186,59 @@ def test_an_abandoned_rest_charged_in_full_still_fits_the_budget(sqlite_path):
     led.root.subsample(0.5)  # the next write charges the dead process's rest in full
     assert [c.mechanism for c in led.charges][-1].startswith("abandoned")
     assert led.spent().fits_in(led.budget), led.spent()
+
+
+@pytest.mark.parametrize(
+    "settle, amount, charges",
+    [
+        # the reservation's charge shares a subsample with a settled one (replace-one):
+        # amplification is convex, so it costs the merged tree more than its own bound
+        (
+            "sub = led.root.subsample(0.1, 'without_replacement');"
+            " sub.charge(3.0, mechanism='laplace')",
+            "Guarantee(0.93)",
+            "[(next(s for s in led.iter_scopes() if '[' in s.path), 1.0)]",
+        ),
+        # its own charges compose in advanced composition, the merged tree basically
+        (
+            "led.root.charge(ApproxDP(epsilon=1.5, delta=4e-7), mechanism='x')",
+            "Guarantee(0.5, 5e-7)",
+            "[(led.root, ApproxDP(epsilon=0.001, delta=1e-12))] * 450",
+        ),
+    ],
+)
+def test_a_rest_charged_if_abandoned_always_fits(sqlite_path, settle, amount, charges):
+    """(From review; older than format 3.) A reservation charged in full if abandoned
+    keeps its own rest in the checks of its charges: a charge that would leave no room
+    for that rest is refused, so when the process dies and its rest is charged without a
+    check, the spend still fits (it reached 2.62 and 2.34 of 2)."""
+    led = Ledger.open(
+        sqlite_path, dataset="adult", budget=Guarantee(2.0, 1e-6), relation="replace_one"
+    )
+    exec(settle, {"led": led, "ApproxDP": ApproxDP})
+    code = textwrap.dedent(
+        f"""
+        import os
+        from privet.errors import BudgetExceededError
+        from privet.ledger import ApproxDP, Guarantee, Ledger
+        led = Ledger.open({str(sqlite_path)!r}, dataset="adult")
+        led.reserve({amount}, on_abandon="charge").__enter__()
+        try:
+            led.charge_many({charges}, mechanism="x")
+            print("charged", flush=True)
+        except BudgetExceededError:
+            print("refused", flush=True)
+        os._exit(0)  # dies with the reservation open
+        """
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], check=True, timeout=120, capture_output=True, text=True
+    )
+    assert out.stdout.strip() == "refused"
+    led.root.partition(1)  # the next write charges the dead process's rest
+    assert led.charges[-1].mechanism.startswith("abandoned")
+    assert led.spent().fits_in(led.budget), led.spent()
+    assert Ledger.open(sqlite_path, dataset="adult").spent() == led.spent()
 
 
 def test_stale_reservation_is_closed_by_the_next_writer(sqlite_path):

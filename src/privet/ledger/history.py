@@ -225,9 +225,10 @@ class History(ScopeTree):
         The process reserved a run whose values it may have opened (an MPC run whose
         parties kept going) and died before it charged them: what it did not charge
         is charged now, in the reservation's scope, so that the reservation as a
-        whole counts as spent. The rest is the reservation's amount less the basic
-        composition of the charges made inside it (conservative under the tighter
-        compositions, since they are never larger than the basic sum).
+        whole counts as spent. The rest is the reservation's amount less what the
+        charges made inside it are proven to cost at its delta. It is charged without
+        a check: every charge made in such a reservation was checked with this rest
+        standing at the reservation's scope, so charging it lands where that check did.
         """
         used = self._cost(state.scope_id, only=state.id)
         used_g = best_guarantee(used, state.amount.delta).guarantee
