@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ from privet.mpc import (
     share_horizontal,
     share_vertical,
 )
+from privet.mpc.progress import mark_step
 
 
 async def loop_rounds(ctx: Any, rounds: int = 1_000_000, marker: str | None = None) -> int:
@@ -38,6 +40,21 @@ async def paced_openings(ctx: Any, rounds: int = 4, pause: float = 0.75) -> int:
         await reveal(x, label=f"level {i + 1}")
         time.sleep(pause)  # local work between two openings
     return rounds
+
+
+async def paced_steps(ctx: Any, rounds: int = 4, pause: float = 0.75) -> int:
+    """Add up ``rounds`` secret inputs of party 1, which gives one every ``pause`` seconds,
+    marking each sum as a step (a secret protocol's levels, scheduled at once and done one
+    by one): party 0 awaits nothing before the last."""
+    mpc = ctx.runtime
+    secint = mpc.SecInt(32)
+    x = secint(0)
+    for i in range(rounds):
+        if ctx.pid == 1:  # party 1 is slow to give its input of this level
+            await asyncio.sleep(pause)  # (its messages leave when its event loop runs)
+        x = x + mpc.input(secint(1), senders=1)
+        mark_step(x, f"level {i + 1}")
+    return int(await reveal(x, label="total"))
 
 
 async def raise_in_party(ctx: Any, culprit: int = 1, after: int = 3) -> int:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import itertools
 import logging
 import signal
 import time
@@ -124,6 +125,49 @@ def test_the_host_hears_of_each_opening_while_the_run_goes_on(caplog):
     assert heard[0][0] - start < ended - start - 1.0
     logged = [r.getMessage() for r in caplog.records if r.name == "privet.mpc.progress"]
     assert len(logged) == 4 and "opening 4" in logged[-1] and "level 4" in logged[-1]
+
+
+@pytest.mark.mpc
+def test_a_step_is_reported_when_its_shares_are_computed_not_when_it_is_scheduled():
+    """Party 0 schedules all four levels at once (nothing is awaited) and the values
+    arrive 0.75 s apart: each step's line has the time its level was done."""
+    heard = []
+    run = launch(
+        program("paced_steps"),
+        {"rounds": 4, "pause": 0.75},
+        timeout=30,
+        on_progress=heard.append,
+    )
+    assert run.results == (4, 4, 4)
+    # the opening is reported when it is asked for, right after the levels are scheduled
+    assert [(p.index, p.kind, p.label, p.shape) for p in heard] == [
+        (1, "opening", "total", ()),
+        *((i + 1, "step", f"level {i}", ()) for i in range(1, 5)),
+    ]
+    seconds = [p.seconds for p in heard[1:]]
+    assert seconds == sorted(seconds) and seconds[0] >= 0.75 * 0.6
+    # scheduled, the four would be written within milliseconds of each other
+    assert all(b - a >= 0.75 * 0.6 for a, b in itertools.pairwise(seconds))
+
+
+def test_a_step_without_a_progress_file_records_nothing_and_with_one_a_line(tmp_path):
+    """In one process (one party): no recorder, no callback; with one, a step whose
+    shares are known is written at once, with its kind."""
+    from privet.mpc import get_runtime
+    from privet.mpc.progress import _step_hooks, mark_step, record_openings
+
+    mpc = get_runtime()
+    x = mpc.SecInt(16)(3)
+    mark_step(x, "ignored")  # no recorder: nothing happens
+    path = tmp_path / "party0.progress"
+    stop = record_openings(path)
+    try:
+        mark_step(x, "sum of the level")
+    finally:
+        stop()
+    assert _step_hooks == []
+    (item,) = ProgressReader(path, "prog").poll()
+    assert (item.index, item.kind, item.label, item.shape) == (1, "step", "sum of the level", ())
 
 
 def test_progress_reader_waits_for_a_line_to_be_complete(tmp_path):

@@ -122,7 +122,7 @@ PROGRESS_LOGGER = "privet.mpc.progress"
 
 
 class _ShowOpenings(logging.Handler):
-    """Puts the latest opening of a running MPC protocol into a spinner's text."""
+    """Puts the latest opening or step of a running MPC protocol into a spinner's text."""
 
     def __init__(self, status: Any, text: str) -> None:
         super().__init__(logging.INFO)
@@ -135,7 +135,8 @@ class _ShowOpenings(logging.Handler):
 @contextlib.contextmanager
 def working(text: str, *, quiet: bool = False) -> Iterator[None]:
     """A spinner with ``text`` on a terminal while the block runs (nothing when piped or
-    ``quiet``); an MPC run inside shows each value its parties open, as it happens."""
+    ``quiet``); an MPC run inside shows each value its parties open, and each secret step,
+    as it happens."""
     if quiet or not interactive():
         yield
         return

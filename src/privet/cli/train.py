@@ -270,7 +270,7 @@ def cmd_train(args: argparse.Namespace) -> int:
         train, test = frame.iloc[order[:cut]], frame.iloc[order[cut:]]
         X, y = train[list(schema.feature_names)], train[schema.target.name]
         with working(f"Training {choice.class_name}...", quiet=args.json):
-            est.fit(X, y)  # an MPC learner's openings show in the spinner as they happen
+            est.fit(X, y)  # an MPC learner's openings and steps show in the spinner
         accuracy = None
         if args.test_size is not None and len(test):
             pred = est.predict(test[list(schema.feature_names)])

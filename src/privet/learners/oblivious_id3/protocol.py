@@ -61,6 +61,7 @@ from privet.learners._protocols.common import (
 from privet.learners._protocols.noise import SecureNoise
 from privet.mpc._runtime import get_runtime
 from privet.mpc.discrete import SecureDiscreteLaplace, SecureReportNoisyMax, argmax_first
+from privet.mpc.progress import mark_step
 from privet.mpc.sharing import reveal
 
 mpc = get_runtime()
@@ -175,6 +176,7 @@ async def oblivious_id3(
                 K = noise.select(split_mechanism, q, paths, kind="split")
         K.integral = True  # exact 0/1: products with it need no truncation
         indicators.append(K)
+        mark_step(K, f"ODP+FMPC-ID3 depth {level}: split indicators (kept secret)")
         R = expand_rows(R - K, w)  # step 22: R - k, the same for all w children
         if level + 1 < depth:  # steps 17-21: X = encoding of A_k, T_i = T x X_i
             X = (K @ D_by_attribute).reshape(N, n, w)
@@ -194,6 +196,7 @@ async def oblivious_id3(
     else:
         labels = noise.select(leaf_mechanism, counts, leaf_paths, kind="leaf")
     labels.integral = True
+    mark_step(labels, "ODP+FMPC-ID3: leaf labels (kept secret)")
     return SecretTree(indicators=indicators, leaves=labels, width=w, n_attributes=m, n_classes=u)
 
 
@@ -234,6 +237,7 @@ async def oblivious_predict(model: SecretTree, Q: Any) -> asyncio.Future:
         else:
             children = value.reshape(N, w, q, u).transpose(0, 2, 1, 3)
         value = mpc.np_sum(flags.reshape(N, q, w, 1) * children, axis=2)  # steps 6-8
+        mark_step(value, f"oblivious prediction of {q} queries: depth {level} (kept secret)")
     if value is None:  # depth 0: one leaf
         return expand_rows(model.leaves, q)
     return value.reshape(q, u)
