@@ -8,6 +8,7 @@ import math
 import numpy as np
 import pytest
 
+from privet.data import Categorical, Schema
 from privet.errors import BudgetExceededError, UnsupportedEntryError
 from privet.learners.forest import DPExtraTreesClassifier, DPRandomForestClassifier
 from privet.learners.oblivious_id3 import ObliviousID3Classifier
@@ -138,6 +139,35 @@ def test_disjoint_partition_is_stable_under_replace_one(car):
     assert single == pytest.approx(5.0 / 3.0)
     m.fit(car.X, car.y)
     assert m.privacy_spent_.epsilon == pytest.approx(single)
+
+
+def test_disjoint_subsets_do_not_follow_the_public_random_state():
+    """With the subsets drawn from random_state (which get_params shows), a dataset
+    whose labels follow the seed's draws put only class 1 in tree 0, and removing
+    its first row shifted every later row to the previous row's draw: tree 0's
+    counts went from (0, ~200) to (~100, ~90), a release the charged epsilon=1
+    does not cover. The coins are secret now: tree 0 holds about half of each class."""
+    n, k, seed = 400, 2, 0
+    y = (np.random.RandomState(seed).randint(k, size=n) == 0).astype(int)
+    schema = Schema([Categorical("x", ["a", "b"])], Categorical("y", [0, 1]))
+    X = np.array([["a"]] * n, dtype=object)
+    m = DPExtraTreesClassifier(
+        n_estimators=k, epsilon=50.0, max_depth=0, schema=schema, random_state=seed
+    ).fit(X, y)
+    counts = m.trees_[0].value[0]  # noise scale 1/50
+    # tree 0 gets Binomial(n, 1/2) rows, about half of them of class 0 (~100, sd ~9):
+    # fewer than 40 is over 6 sd away
+    assert counts[0] > 40 and counts[1] > 40
+
+
+def test_extra_tree_splits_do_not_depend_on_the_row_count(car):
+    """The split attributes are public randomness from random_state: drawing the
+    disjoint subsets from the same generator first made them a function of the
+    number of rows (released through trees_ under add/remove, uncharged)."""
+    kw = {"n_estimators": 4, "epsilon": 1.0, "max_depth": 3, "schema": car.schema}
+    a = DPExtraTreesClassifier(random_state=3, **kw).fit(car.X, car.y)
+    b = DPExtraTreesClassifier(random_state=3, **kw).fit(car.X.iloc[1:], car.y.iloc[1:])
+    assert all(s.same_structure(t) for s, t in zip(a.trees_, b.trees_, strict=True))
 
 
 def test_poisson_on_a_replace_one_ledger_is_refused_before_data(car):

@@ -162,7 +162,12 @@ class _BaseDPForest(BaseTreeClassifier):
         """Each tree's scope and rows, all drawn before any tree is grown."""
         k = int(self.n_estimators)
         if self.sampling == "disjoint":
-            assignment = rng.randint(k, size=n)  # by row position, not by value
+            # A uniform tree per row position from secret coins, like the Poisson coins.
+            # From the public random_state, removing one record would shift every later
+            # row to the draw of the row before it, so most trees would change (no
+            # parallel composition), and the draws it used would make the extra trees'
+            # public splits depend on the row count. A replaced record keeps its coin.
+            assignment = secure_rng().integers(k, size=n)
             parts = scope.partition([f"tree {t}" for t in range(k)], stable=True)
             return [(part, np.flatnonzero(assignment == t)) for t, part in enumerate(parts)]
         g = self._rate()

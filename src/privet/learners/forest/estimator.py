@@ -11,14 +11,15 @@ Two ways of giving the trees data, each with its own scope structure:
 ``sampling="disjoint"``
     Records are split into ``k`` disjoint subsets (App. D, "bootstrap without
     replacement"): each row *position* gets an independent uniform tree index
-    drawn from ``random_state``. The ledger sees a partition of the forest's
-    scope into ``k`` parts (parallel composition: the forest costs its
-    costliest tree). The partition is declared ``stable``: the part of a
-    record depends on its position only, never on its values, so a record
+    drawn from OS entropy, never from ``random_state``. The ledger sees a
+    partition of the forest's scope into ``k`` parts (parallel composition: the
+    forest costs its costliest tree). The partition is declared ``stable``: the
+    part of a record depends on its coin only, never on its values, so a record
     replaced in place (replace-one neighbours) stays in its part; under
-    add/remove neighbours a record added or removed leaves the other rows'
-    positions, hence their parts, unchanged (rows are identified by position:
-    do not reorder the data between fits).
+    add/remove neighbours the other records' parts have the same distribution
+    with or without the record, because the coins are i.i.d. and secret. (From
+    a public seed they would not: removing a record shifts every later row to
+    the draw of the row before it.)
 
 ``sampling="poisson"``
     Each tree sees its own Poisson subsample: every record independently with

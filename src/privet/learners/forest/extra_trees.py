@@ -214,7 +214,8 @@ class DPExtraTreesClassifier(_BaseDPForest):
     schema, ledger, public_domain
         As for :class:`DPRandomForestClassifier`.
     random_state : int, RandomState or None
-        Public randomness: subsets and split attributes.
+        Public randomness: the split attributes. The disjoint subsets are drawn
+        from OS entropy (see :class:`DPRandomForestClassifier`).
 
     Attributes
     ----------

@@ -88,7 +88,9 @@ class DPRandomForestClassifier(_BaseDPForest):
         As for the single trees. With ``ledger=None`` a ledger is made whose
         budget is the forest's proven cost.
     random_state : int, RandomState or None
-        Public randomness: the assignment of rows to disjoint subsets.
+        Unused by the trees (their randomness is privacy noise). The disjoint
+        subsets are drawn from OS entropy: from a public seed, removing one
+        record would move most later rows to another tree.
 
     Attributes
     ----------
@@ -124,7 +126,7 @@ class DPRandomForestClassifier(_BaseDPForest):
     opened values; see :func:`privet.learners._base.charged_in_full_on_failure`);
     the forest adds no charge of its own. With disjoint subsets this is the
     forest's whole cost; with Poisson subsamples the trees not yet launched
-    read nothing and are not charged. Disjoint parts are cut by row position
+    read nothing and are not charged. Disjoint parts are cut by secret coins
     on the host (data independent; each owner's row count per part is public
     to the parties, and the protocols refuse an empty part before any party
     starts, with nothing charged). Poisson subsamples are drawn *inside* MPC:
