@@ -80,15 +80,54 @@ def test_ledger_none_gets_epsilon_delta_budget(car):
     assert m.ledger_.spent_bound().method == "gdp"  # exact for Gaussians
 
 
-def test_replace_one_ledger_costs_two_leaves_and_plan_matches(car):
+def test_replace_one_ledger_charges_each_tree_once_and_plan_matches(car):
     led = Ledger(budget=Guarantee(5.0, 1e-5), relation="replace_one")
     m = DPGradientBoostingClassifier(epsilon=1.0, schema=car.schema, ledger=led, n_estimators=4)
     m.fit(car.X, car.y)
     add_remove = DPGradientBoostingClassifier(epsilon=1.0, schema=car.schema, n_estimators=4)
     add_remove.fit(car.X, car.y)
     assert led.spent().epsilon == pytest.approx(1.0, rel=1e-6)
-    # a replaced record can move between two leaves: sigma must be sqrt(2) larger
-    assert m.sigma_ == pytest.approx(math.sqrt(2) * add_remove.sigma_, rel=1e-6)
+    assert len(led.charges) == 4  # one release of each tree's leaves
+    # a record replaced inside a leaf moves its softmax gradient by up to 2 clip (and its
+    # hessian by sqrt(2)/2): sigma grows by that over the add/remove leaf's sqrt(1 + 1/4)
+    ratio = math.hypot(2.0, math.sqrt(2) / 2) / math.hypot(1.0, 0.5)
+    assert m.sigma_ == pytest.approx(ratio * add_remove.sigma_, rel=1e-6)
+
+
+def test_replace_one_covers_a_record_replaced_inside_a_leaf():
+    """Tree 0 splits on a, tree 1 on b. Replacing (a0, b0, 1) by (a1, b0, 0) keeps the
+    record in tree 1's leaf b0 but moves its gradient from about -0.8 to +0.8: that
+    leaf's (G, H) moved by 1.57 in L2, and each leaf was charged at sensitivity 1.03
+    (the ledger adds a second leaf for replace-one: 1.46 in all). Now the tree is one
+    release whose sensitivity covers the change."""
+    from privet.data import Categorical, Schema
+    from privet.learners.dp_boosting.binning import leaf_index
+    from privet.learners.dp_boosting.booster import Loss, clip_rows
+
+    schema = Schema(
+        [Categorical("a", ["a0", "a1"]), Categorical("b", ["b0", "b1"])], Categorical("y", [0, 1])
+    )
+    rows = [(a, b, int(a == "a1")) for a in ("a0", "a1") for b in ("b0", "b1")] * 300
+    data = {"D": [*rows, ("a0", "b0", 1)], "D'": [*rows, ("a1", "b0", 0)]}
+    frames = {k: pd.DataFrame(v, columns=["a", "b", "y"]) for k, v in data.items()}
+    led = Ledger(budget=Guarantee(1.0, 1e-5), relation="replace_one")
+    m = DPGradientBoostingClassifier(
+        epsilon=1.0, n_estimators=2, schema=schema, ledger=led, random_state=3
+    )
+    m.fit(frames["D"][["a", "b"]], frames["D"]["y"])
+    assert [t.features for t in m.trees_] == [(0,), (1,)]
+    sums = []
+    for f in frames.values():  # tree 1's exact leaf sums after the same released tree 0
+        codes = schema.encode(f[["a", "b"]])
+        g, h = Loss(1).grad_hess(m.trees_[0].predict(codes, schema.domain_sizes), f["y"].values)
+        leaf = leaf_index(codes, (1,), schema.domain_sizes)
+        sums.append([np.bincount(leaf, v[:, 0], 2) for v in (clip_rows(g, 1.0), h)])
+    change = float(np.linalg.norm(np.subtract(*sums)))
+    # tree 0's leaves are about -1.3 and +1.3 logits apart: the change (about 1.57, sd
+    # about 0.02 over the noise of tree 0) exceeds what two add/remove leaves cover
+    assert change > math.sqrt(2) * math.hypot(1.0, 0.25)
+    tree_1 = [c for c in led.charges if c.step == "tree 1: leaf (G, H)"]
+    assert len(tree_1) == 1 and change <= tree_1[0].sensitivity
 
 
 def test_sigma_is_the_smallest_that_fits(car):

@@ -7,9 +7,13 @@ For each tree ``t`` (features from :mod:`.binning`, chosen without data):
    ``h`` is bounded by ``h_bound`` (1/4 for the logistic loss, 1/2 for softmax:
    sum_k (p_k (1 - p_k))^2 <= 1/4 sum_k p_k (1 - p_k) <= 1/4);
 2. per leaf the vector ``(sum g, sum h)`` is released with N(0, sigma^2)
-   noise per coordinate. A record lies in one leaf, so the leaves are a
-   partition of the tree's scope and each leaf's release has L2 sensitivity
-   ``sqrt(clip^2 + h_bound^2)`` under add/remove neighbours;
+   noise per coordinate. A record lies in one leaf, so under add/remove
+   neighbours the leaves are a partition of the tree's scope and each leaf's
+   release has L2 sensitivity ``sqrt(clip^2 + h_bound^2)``. Under replace-one
+   a record replaced *inside* a leaf moves its gradient sum by up to
+   ``2 clip``, more than two leaves' add/remove changes, so the tree's
+   leaves are one release in the tree's scope, with the L2 sensitivity
+   :func:`replace_one_sensitivity` of the whole (leaves x 2K) array;
 3. the leaf value is the regularised Newton step
    ``-G / (max(H, 0) + lambda)`` (Maddock et al. 2022, Eq. 2; Chen & Guestrin
    2016, Eq. 5), clipped to ``[-max_leaf, max_leaf]``, shrunk by the learning
@@ -111,20 +115,34 @@ def sensitivity(clip: float, loss: Loss) -> float:
     return math.hypot(clip, loss.h_bound)
 
 
+def replace_one_sensitivity(clip: float, loss: Loss) -> float:
+    """L2 sensitivity of a whole tree's leaf sums ``(sum g, sum h)`` under replacing a record.
+
+    Inside one leaf, ``g`` moves by at most ``2 clip`` and ``h`` (entries in
+    ``[0, h_bound]``, L2 norm at most ``h_bound``) by at most ``h_bound`` for one
+    output, ``sqrt(2) h_bound`` for several (non-negative vectors); across two
+    leaves each changes by at most :func:`sensitivity`, ``sqrt(2)`` of it in all.
+    """
+    dh = loss.h_bound * (1.0 if loss.n_outputs == 1 else math.sqrt(2.0))
+    return max(math.hypot(2.0 * clip, dh), math.sqrt(2.0) * sensitivity(clip, loss))
+
+
 def plan_trees(
     plan: PrivacyPlan,
     mechanism: GaussianMechanism,
     leaves: Sequence[int],
     subsample: float,
 ) -> PrivacyPlan:
-    """Add the charges of the trees (one Gaussian per leaf, leaves in parallel)."""
+    """Add the charges of the trees: one Gaussian per leaf, leaves in parallel
+    (add/remove), or one Gaussian over all of a tree's leaves (replace-one)."""
+    whole = mechanism.relation is NeighbouringRelation.REPLACE_ONE
     for t, n in enumerate(leaves):
         node = (
             plan.subsample(subsample, "poisson", label=f"tree {t} sample")
             if subsample < 1
             else plan
         )
-        part = node.partition(max(int(n), 1), label=f"tree {t} leaves")
+        part = node if whole else node.partition(max(int(n), 1), label=f"tree {t} leaves")
         part.charge(mechanism.entry(), mechanism="gaussian", step=f"tree {t}: leaf (G, H)")
     return plan
 
@@ -205,17 +223,20 @@ def boost(
         L = n_leaves(feats, domain_sizes)
         tree_scope = scope.subsample(subsample, "poisson") if subsample < 1 else scope
         rows = np.flatnonzero(rng.random(n) < subsample) if subsample < 1 else None
-        parts = tree_scope.partition(L)
         g, h = loss.grad_hess(F if rows is None else F[rows], y if rows is None else y[rows])
         g = clip_rows(g, clip)
         leaf = leaf_index(codes if rows is None else codes[rows], feats, domain_sizes)
         G = np.stack([np.bincount(leaf, g[:, k], L) for k in range(K)], axis=1)
         H = np.stack([np.bincount(leaf, h[:, k], L) for k in range(K)], axis=1)
         sums = np.concatenate([G, H], axis=1)  # (L, 2K): one release per leaf
-        noisy = np.empty_like(sums)
-        for j, part in enumerate(parts):
-            released = mechanism(sums[j], scope=part, caller=caller, step=f"tree {t}: leaf (G, H)")
-            noisy[j] = released if noise_enabled() else sums[j]
+        step = f"tree {t}: leaf (G, H)"
+        if mechanism.relation is NeighbouringRelation.REPLACE_ONE:  # the tree: one release
+            noisy = np.asarray(mechanism(sums, scope=tree_scope, caller=caller, step=step))
+        else:
+            noisy = np.empty_like(sums)
+            for j, part in enumerate(tree_scope.partition(L)):
+                noisy[j] = mechanism(sums[j], scope=part, caller=caller, step=step)
+        noisy = noisy if noise_enabled() else sums
         Gn, Hn = noisy[:, :K], noisy[:, K:]
         values = -Gn / (np.maximum(Hn, 0.0) + lam)
         values = learning_rate * np.clip(values, -MAX_LEAF, MAX_LEAF)

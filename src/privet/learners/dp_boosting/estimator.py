@@ -20,6 +20,7 @@ from privet.learners.dp_boosting.booster import (
     calibrate_sigma,
     noise_enabled,
     plan_trees,
+    replace_one_sensitivity,
     sensitivity,
 )
 from privet.ledger import Guarantee, Ledger, NeighbouringRelation, PrivacyPlan, Scope
@@ -94,7 +95,10 @@ class DPGradientBoostingClassifier(BaseTreeClassifier):
     Notes
     -----
     Accounting: every leaf of every tree is one ``Gaussian`` charge in its
-    leaf scope; a tree's leaves are a ``scope.partition``; trees are charged in
+    leaf scope; a tree's leaves are a ``scope.partition``. Under replace-one
+    neighbours a record replaced inside a leaf moves its gradient by up to
+    ``2 clip``, so each tree's leaves are one ``Gaussian`` release in the
+    tree's scope, with that L2 sensitivity. Trees are charged in
     sequence; the ledger composes the Gaussian charges (Gaussian DP, exact) and converts the
     total to (epsilon, delta). ``sigma_`` is the smallest noise whose plan the
     ledger proves within (epsilon, delta) (bisection on ``Ledger.plan_cost``).
@@ -174,8 +178,11 @@ class DPGradientBoostingClassifier(BaseTreeClassifier):
         return np.random.default_rng(seq.spawn(stream + 1)[stream])
 
     def _mechanism(self, sigma: float, n_outputs: int) -> GaussianMechanism:
-        sens = sensitivity(float(self.clip), Loss(n_outputs))
-        return GaussianMechanism(sigma=sigma, sensitivity=sens, relation=self._relation())
+        """One leaf's release (add/remove), or one tree's leaves together (replace-one)."""
+        relation = self._relation()
+        of = sensitivity if relation is NeighbouringRelation.ADD_REMOVE else replace_one_sensitivity
+        sens = of(float(self.clip), Loss(n_outputs))
+        return GaussianMechanism(sigma=sigma, sensitivity=sens, relation=relation)
 
     def _plan(
         self, sigma: float, shapes: list[tuple[int, ...]], sizes: tuple[int, ...], n_out: int
