@@ -218,3 +218,23 @@ def test_collusion_report_weakens_with_colluders() -> None:
     assert rep[0]["pure"] and rep[1]["pure"]  # t = 1 < K/2 = 1.5
     assert rep[1]["epsilon"] > rep[0]["epsilon"]
     assert not rep[2]["pure"] and math.isfinite(rep[2]["epsilon"])
+
+
+def test_rows_are_dealt_to_owners_in_secret() -> None:
+    """Alg. 6's released impurity bound sums each owner's own minimum, so it depends on
+    the deal. Dealt from the public random_state, a dataset whose labels follow seed 0's
+    deal gave two pure owners and a bound of 0, and removing its last row re-dealt every
+    row (exact bound 32.75, 26 times its charged sensitivity 5/4). Dealt in secret, each
+    owner holds about half of each class: the bound is near 2 * 200 * 1/4 = 100."""
+    n, seed = 400, 0
+    schema = Schema([Numeric("x", 0.0, 1.0)], Categorical("y", [0, 1]))
+    y = np.zeros(n, dtype=int)
+    y[np.array_split(np.random.default_rng(seed).permutation(n), 2)[1]] = 1
+    X = np.full((n, 1), 0.25)  # one bin: every owner's bound is its unsplit impurity
+    clf = FederatedDPTreeClassifier(
+        epsilon=1000.0, max_depth=1, num_bins=2, n_parties=2, schema=schema, random_state=seed
+    ).fit(X, y)
+    bound = float(np.ravel(clf.releases_["r/bounds"])[0])  # noise scale 0.01
+    # a secret deal puts k ~ Hypergeometric(400, 200, 200) ones with owner 0 (sd 5): the
+    # bound is k (200 - k) / 100 = 100 - (k - 100)^2 / 100 > 50 unless |k - 100| > 70 (14 sd)
+    assert bound > 50

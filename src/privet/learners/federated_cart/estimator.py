@@ -70,7 +70,8 @@ class FederatedDPTreeClassifier(BaseTreeClassifier):
         p * eps_bounds; the ledger charges that and records the paper's claim.
     n_parties : int, default=5
         K, when ``fit`` gets one dataset and no ``owners``: its rows are dealt to
-        K owners at random (``random_state``).
+        K owners at random, from OS entropy (a secret deal: the impurity bounds
+        of Alg. 6 depend on which owner holds which row).
     backend : {"reference", "protocol"}, default="reference"
         "reference": all owners in this process (same output distribution).
         "protocol": each owner is its own OS process (privet.mpc launcher,
@@ -82,7 +83,8 @@ class FederatedDPTreeClassifier(BaseTreeClassifier):
     protocol_timeout : float, default=120
         Seconds a party waits for a silent peer (protocol backend).
     random_state : int, RandomState or None
-        Only for dealing rows to owners; privacy noise is never seeded.
+        Unused (kept for the estimator API): the deal of rows to owners is
+        secret and privacy noise is never seeded.
 
     Attributes
     ----------
@@ -274,10 +276,10 @@ class FederatedDPTreeClassifier(BaseTreeClassifier):
                 labels = list(dict.fromkeys(ids.tolist()))
                 groups = [np.flatnonzero(ids == lab) for lab in labels]
             else:
-                rng = np.random.default_rng(
-                    self.random_state if isinstance(self.random_state, int | None) else None
-                )
-                groups = np.array_split(rng.permutation(n), int(self.n_parties))
+                # A secret deal (OS entropy), never random_state: Alg. 6's bounds are a sum of
+                # per-owner minima, and with a public seed removing one record re-deals every
+                # row, which moves that sum far beyond its sensitivity 5/4 per feature.
+                groups = np.array_split(np.random.default_rng().permutation(n), int(self.n_parties))
             frame = X if isinstance(X, pd.DataFrame) else None
             y_arr = y if isinstance(y, pd.Series) else np.asarray(y)
             parts = []
@@ -345,7 +347,7 @@ class FederatedDPTreeClassifier(BaseTreeClassifier):
         y : labels, or a list of K owners' label arrays
         owners : array of owner ids per row, optional
             With one dataset: which owner holds each row (default: ``n_parties``
-            owners drawn at random).
+            owners drawn at random from OS entropy).
         """
         _validate_params(self)
         self._check_ledger_relation()
