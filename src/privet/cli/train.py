@@ -11,6 +11,7 @@ model) with the ledger's account of the call.
 from __future__ import annotations
 
 import argparse
+import secrets
 import sys
 from pathlib import Path
 from typing import Any
@@ -262,12 +263,10 @@ def cmd_train(args: argparse.Namespace) -> int:
                 )
         _confirm(args, dataset)
         # 3. training: the learner reserves its plan, then reads the values
-        rng = np.random.default_rng(args.seed)
-        order = rng.permutation(len(frame))
-        cut = len(frame) if args.test_size is None else round(len(frame) * (1 - args.test_size))
-        if cut < 1:
-            raise UsageError("--test-size leaves no training rows; lower it.")
-        train, test = frame.iloc[order[:cut]], frame.iloc[order[cut:]]
+        held_out = held_out_rows(len(frame), args.test_size)
+        if held_out.all():
+            raise UsageError("--test-size left no training rows; lower it.")
+        train, test = frame[~held_out], frame[held_out]
         X, y = train[list(schema.feature_names)], train[schema.target.name]
         with working(f"Training {choice.class_name}...", quiet=args.json):
             est.fit(X, y)  # an MPC learner's openings and steps show in the spinner
@@ -283,9 +282,8 @@ def cmd_train(args: argparse.Namespace) -> int:
             "target": schema.target.name,
             "privacy_spent": None if spent is None else str(spent),
             "plan": report,
-            "test_accuracy": accuracy,
         }
-        files = save_model(est, args.out, meta)
+        files = save_model(est, args.out, meta)  # model.json: no figure of the held-out rows
         ledger = est.ledger_ if getattr(est, "ledger_", None) is not None else led
         if args.json:
             print_json(
@@ -293,6 +291,8 @@ def cmd_train(args: argparse.Namespace) -> int:
                     "learner": choice.class_name,
                     "short_name": choice.short_name,
                     **meta,
+                    "test_accuracy": accuracy,
+                    "test_accuracy_note": None if accuracy is None else EXACT_ACCURACY,
                     "model": args.out,
                     "files": files,
                     "ledger_spent": None if ledger is None else str(ledger.spent()),
@@ -302,7 +302,7 @@ def cmd_train(args: argparse.Namespace) -> int:
             return 0
         _say(args, f"Trained; this call spent {spent}.")
         if accuracy is not None:
-            _say(args, f"Held-out accuracy ({len(test)} rows): {accuracy:.3f}")
+            _say(args, f"Held-out accuracy ({len(test)} rows): {accuracy:.3f} ({EXACT_ACCURACY})")
         shared = (
             " (secret-shared: one share file per party)"
             if any("party-" in f for f in files)
@@ -318,6 +318,27 @@ def cmd_train(args: argparse.Namespace) -> int:
     finally:
         if led is not None:
             led.close()
+
+
+#: What the held-out accuracy is, wherever it is shown.
+EXACT_ACCURACY = (
+    "exact, on private rows: not covered by the ledger, not saved in model.json; do not publish"
+)
+
+
+def held_out_rows(n: int, fraction: float | None) -> np.ndarray:
+    """Which of ``n`` rows ``--test-size`` holds out: each with probability ``fraction``,
+    from OS entropy, never from ``--seed``.
+
+    The training rows are then a Poisson subsample, so two neighbouring datasets give
+    neighbouring (or equal) training sets and the learner's guarantee covers the model.
+    A split from a public seed does not: removing one row moves every later row to the
+    draw of the row before it, and hundreds of rows change sides.
+    """
+    if fraction is None:
+        return np.zeros(n, dtype=bool)
+    coins = np.random.Generator(np.random.PCG64DXSM(secrets.randbits(256)))
+    return coins.random(n) < fraction
 
 
 def add_parser(sub: Any) -> None:
@@ -341,7 +362,12 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--dataset", help="dataset name in the ledger (default: the CSV's file name)")
     p.add_argument("--budget", type=float, help="lifetime epsilon of the dataset (first charge)")
     p.add_argument("--budget-delta", type=float, default=0.0, help="lifetime delta (default 0)")
-    p.add_argument("--test-size", type=float, help="hold out this fraction and print accuracy")
+    p.add_argument(
+        "--test-size",
+        type=float,
+        help="hold out each row with this probability (secret coins) and print the exact "
+        "accuracy on them (not saved, not DP)",
+    )
     p.add_argument("--parties", type=int, help="parties of an MPC learner or data owners")
     p.add_argument("--backend", help="reference, local or mpc (learners with a protocol path)")
     p.add_argument("--max-depth", type=int, help="tree depth (default: the learner's)")
@@ -352,7 +378,13 @@ def add_parser(sub: Any) -> None:
         metavar="KEY=VALUE",
         help="any other parameter of the learner, e.g. --option split=exponential (repeatable)",
     )
-    p.add_argument("--seed", type=int, default=None, help="seed of the split and the noise")
+    p.add_argument(
+        "--seed",
+        type=int,
+        default=None,
+        help="the learner's random_state (public randomness only: the held-out rows, "
+        "subsamples and noise always come from OS entropy)",
+    )
     p.add_argument("--out", default="privet-model", help="model directory (default privet-model)")
     p.add_argument("--yes", action="store_true", help="do not ask before charging a ledger file")
     add_data_options(p)
