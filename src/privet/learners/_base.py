@@ -30,7 +30,7 @@ from privet.errors import (
     SchemaError,
 )
 from privet.learners._params import Interval, StrOptions, validate_params
-from privet.ledger import Guarantee, Ledger, PrivacyPlan, Scope
+from privet.ledger import Guarantee, Ledger, NeighbouringRelation, PrivacyPlan, Scope
 
 
 class PrivacyWarning(UserWarning):
@@ -266,14 +266,32 @@ class BaseTreeClassifier(ClassifierMixin, BaseEstimator):
         tags.non_deterministic = True
         return tags
 
+    #: True where the protocol backends give the parties each owner's exact row count.
+    _protocol_discloses_row_counts = False
+
     def _reserve(self, plan: PrivacyPlan, scope: Scope) -> Any:
         """Reserve ``plan`` in ``scope`` for this fit (a context manager).
 
         A fit through a protocol (``backend`` other than ``"reference"``) has parties
         that open values before this process charges them; its reservation asks to
-        be charged in full if this process dies with it open (issue 11, item 2).
+        be charged in full if this process dies with it open (issue 11, item 2). A
+        protocol that discloses the owners' row counts warns on an add/remove ledger.
         """
         backend = getattr(self, "backend", "reference")
+        if (
+            self._protocol_discloses_row_counts
+            and backend != "reference"
+            and self.ledger_.relation is NeighbouringRelation.ADD_REMOVE
+        ):
+            warnings.warn(
+                f"{type(self).__name__}(backend={backend!r}) tells the parties each data "
+                "owner's number of rows, and the secure type's bit length and the traffic in "
+                "mpc_stats_ follow it; under add/remove neighbours that count is private and "
+                "this is not covered by the ledger. Use a ledger with relation='replace_one' "
+                "(the number of rows is then public by definition) or backend='reference'.",
+                PrivacyWarning,
+                stacklevel=4,
+            )
         return self.ledger_.reserve(
             plan,
             scope=scope,

@@ -156,6 +156,8 @@ class DPRandomForestClassifier(_BaseDPForest):
     App. B (Algorithms 7-10, CDP+PMPC-ID3).
     """
 
+    _protocol_discloses_row_counts = True  # the parties learn each owner's row count
+
     _parameter_constraints = {
         **_BaseDPForest._parameter_constraints,
         "tree": [StrOptions({"oblivious", "partial_mpc"})],

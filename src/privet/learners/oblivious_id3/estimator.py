@@ -155,6 +155,8 @@ class ObliviousID3Classifier(BaseTreeClassifier):
     (privacy analysis), App. C.3 (Algorithms 12-13).
     """
 
+    _protocol_discloses_row_counts = True  # the parties learn each owner's row count
+
     _parameter_constraints = {
         **BaseTreeClassifier._parameter_constraints,
         "epsilon": [Interval(Real, 0, None, closed="neither")],

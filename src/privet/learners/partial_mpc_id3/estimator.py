@@ -139,6 +139,8 @@ class PartialMPCID3Classifier(BaseTreeClassifier):
     teletreatment application", FC 2014 (Protocol 4.1).
     """
 
+    _protocol_discloses_row_counts = True  # the parties learn each owner's row count
+
     _parameter_constraints = {
         **BaseTreeClassifier._parameter_constraints,
         "epsilon": [Interval(Real, 0, None, closed="neither")],
