@@ -176,6 +176,21 @@ def test_bad_inputs_charge_nothing(case: str, error: type, match: str) -> None:
     _assert_nothing_charged(led, 1.0)
 
 
+def test_all_of_epsilon_to_the_leaves_with_levels_to_split_is_refused() -> None:
+    """leaf_prop=1 leaves nothing for the levels of nodes: a privet error, nothing charged
+    (it used to end in a ZeroDivisionError); with max_depth=0 it is the whole plan."""
+    X, y = _data(60)
+    led = Ledger(budget=1.0)
+    clf = FederatedDPTreeClassifier(epsilon=1.0, leaf_prop=1.0, schema=SCHEMA, ledger=led)
+    with pytest.raises(InvalidParameterError, match="leaf_prop < 1, or max_depth=0"):
+        clf.fit(X, y)
+    with pytest.raises(InvalidParameterError, match="leaf_prop < 1"):
+        clf.privacy_plan()
+    _assert_nothing_charged(led, 1.0)
+    clf.set_params(max_depth=0).fit(X, y)
+    assert led.spent().epsilon == pytest.approx(1.0)
+
+
 def test_missing_public_bounds_and_k_one_parameter_are_refused() -> None:
     X, y = _data(60)
     led = Ledger(budget=1.0)

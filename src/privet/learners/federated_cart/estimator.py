@@ -194,6 +194,7 @@ class FederatedDPTreeClassifier(BaseTreeClassifier):
         ``bounds_accounting="paper"`` a level can spend more (see the class notes).
         """
         _validate_params(self)
+        self._check_budget_split()
         schema = schema if schema is not None else self.schema
         if schema is None:
             raise SchemaError(
@@ -350,6 +351,7 @@ class FederatedDPTreeClassifier(BaseTreeClassifier):
             owners drawn at random from OS entropy).
         """
         _validate_params(self)
+        self._check_budget_split()
         self._check_ledger_relation()
         schema = self._resolve_schema(X, y)
         parts = self._owner_frames(X, y, owners)
@@ -397,6 +399,14 @@ class FederatedDPTreeClassifier(BaseTreeClassifier):
         self.privacy_spent_ = res.used()
         self.privacy_claim_ = plan.claim
         return self
+
+    def _check_budget_split(self) -> None:
+        if float(self.leaf_prop) == 1.0 and int(self.max_depth) > 0:
+            raise InvalidParameterError(
+                f"{type(self).__name__}(leaf_prop=1.0) gives the whole epsilon to the leaves "
+                f"and none to the max_depth={self.max_depth} levels of nodes (Alg. 5); use "
+                "leaf_prop < 1, or max_depth=0 for a single leaf."
+            )
 
     def _check_ledger_relation(self) -> None:
         led = getattr(self.ledger, "ledger", self.ledger)
