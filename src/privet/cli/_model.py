@@ -123,6 +123,7 @@ def save_model(est: Any, out: str, meta: dict[str, Any]) -> list[str]:
         "params": _public_params(est),
         "schema": schema.to_dict(),
         "secret_shared": bool(n_parties),
+        "holds_private_data": bool(getattr(est, "holds_private_data_", False)),
         "parties": n_parties,
         "files": files,
         **meta,

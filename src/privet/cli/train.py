@@ -309,6 +309,13 @@ def cmd_train(args: argparse.Namespace) -> int:
             else ""
         )
         _say(args, f"Model saved to {args.out}{shared}: " + ", ".join(Path(f).name for f in files))
+        if getattr(est, "holds_private_data_", False):
+            _say(
+                args,
+                f"Note: this model keeps exact counts of the training rows ({est.mode} mode); "
+                f"each prediction releases them with noise, charged to the ledger. Keep "
+                f"{args.out} private: it is not a release.",
+            )
         if ledger is not None:
             if interactive():
                 console().print(ledger.report(max_parts=2, max_depth=2))

@@ -95,6 +95,22 @@ def test_batch_prediction_charges_every_batch_and_refuses_before_releasing() -> 
     assert len(led.charges) == n_charges and math.isclose(led.spent().epsilon, 1.0)
 
 
+@pytest.mark.parametrize("mode", ["batch_training", "batch_prediction", "subsample_aggregate"])
+def test_a_model_that_keeps_exact_counts_says_so_and_its_saved_description_too(
+    mode, tmp_path
+) -> None:
+    """The prediction modes keep the exact leaf counts their predictions release with
+    noise: the model is a curator, and the description ``privet train`` saves says so."""
+    from privet.cli._model import read_meta, save_model
+
+    X, y = toy()
+    m = model(mode=mode, ledger=Ledger(budget=Guarantee(5.0))).fit(X, y)
+    keeps = mode != "batch_training"
+    assert m.holds_private_data_ is keeps
+    save_model(m, str(tmp_path / "m"), {})
+    assert read_meta(str(tmp_path / "m"))["holds_private_data"] is keeps
+
+
 def test_fit_over_budget_raises_before_reading_data() -> None:
     led = Ledger(budget=Guarantee(0.5))
     bad_X = pd.DataFrame({"a": ["not in the domain"], "b": ["p"], "c": ["0"]})

@@ -104,6 +104,9 @@ class MatrixRandomForestClassifier(BaseTreeClassifier):
         What the ledger proves for this model's charges: the fit's, and in
         ``prediction`` mode also every batch of predictions so far (not the
         charges of other fits on the same ledger).
+    holds_private_data_ : bool
+        True in ``batch_prediction`` and ``subsample_aggregate`` modes: the model
+        keeps the exact leaf counts its predictions release with noise.
     ledger_, privacy_claim_, classes_, schema_, n_features_in_
 
     Notes
@@ -183,6 +186,13 @@ class MatrixRandomForestClassifier(BaseTreeClassifier):
     @property
     def _is_prediction_mode(self) -> bool:
         return self.mode in ("batch_prediction", "subsample_aggregate")
+
+    @property
+    def holds_private_data_(self) -> bool:
+        """True in the prediction modes: the fitted model keeps exact counts of the
+        training rows, and each ``predict`` releases them with noise (charged). Such a
+        model is a curator, not a release: keep it (and any file it is saved to) private."""
+        return self._is_prediction_mode
 
     def privacy_plan(self, schema: Schema | None = None) -> PrivacyPlan:
         """What ``fit`` charges, from the parameters and the public schema alone."""
