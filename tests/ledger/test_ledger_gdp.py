@@ -15,8 +15,22 @@ import pytest
 from scipy import integrate, stats
 
 from privet.errors import BudgetExceededError, InvalidParameterError
-from privet.ledger import Gaussian, Guarantee, Laplace, Ledger, PrivacyPlan
-from privet.ledger.composition import gdp_delta, gdp_to_epsilon, zcdp_to_epsilon
+from privet.ledger import (
+    ADD_REMOVE,
+    DiscreteGaussian,
+    Gaussian,
+    Guarantee,
+    Laplace,
+    Ledger,
+    PrivacyPlan,
+)
+from privet.ledger.composition import (
+    Cost,
+    amplify_cost,
+    gdp_delta,
+    gdp_to_epsilon,
+    zcdp_to_epsilon,
+)
 
 
 def _hockey_stick(mu: float, eps: float) -> float:
@@ -146,3 +160,55 @@ def test_an_unbounded_budget_reserves_a_plan_at_its_own_delta():
     for bad in (0.0, 1.0, 2.0):
         with pytest.raises(InvalidParameterError, match="delta"):
             led.reserve(_gaussian_plan(4.0, bad))
+
+
+def _discrete_gaussian_epsilon(sigma: float, delta: float) -> float:
+    """Exact epsilon at ``delta`` of N_Z(0, sigma^2) against N_Z(1, sigma^2)
+    (Canonne, Kamath & Steinke 2020, Thm. 7: the hockey-stick divergence summed over
+    the integers), by bisection on epsilon, rounded down."""
+    from scipy.special import logsumexp
+
+    y = np.arange(-60 * math.ceil(sigma) - 60, 60 * math.ceil(sigma) + 61)
+    lp = -(y**2) / (2 * sigma**2)
+    lq = -((y - 1) ** 2) / (2 * sigma**2)
+    lp, lq = lp - logsumexp(lp), lq - logsumexp(lq)
+
+    def hockey(eps: float) -> float:
+        m = lp > lq + eps
+        return float(np.sum(np.exp(lp[m]) * -np.expm1(lq[m] + eps - lp[m])))
+
+    lo, hi = 0.0, 50.0
+    for _ in range(100):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if hockey(mid) > delta else (lo, mid)
+    return lo
+
+
+@pytest.mark.parametrize("sigma", [0.7, 1.0, 2.0])
+def test_a_discrete_gaussian_is_not_charged_as_a_continuous_ones_gdp(sigma):
+    """The discrete Gaussian has the continuous one's zCDP but not its GDP curve: at
+    sigma = 1, delta = 1e-5 its exact epsilon is 4.430, the GDP figure 4.377. Its entry
+    has no GDP view, so the ledger never states less than the exact figure."""
+    exact = _discrete_gaussian_epsilon(sigma, 1e-5)
+    assert gdp_to_epsilon(1 / sigma, 1e-5) < exact  # the continuous curve is below it
+    entry = DiscreteGaussian(sigma=sigma, sensitivity=1.0)
+    assert entry.rho == pytest.approx(1 / (2 * sigma**2))
+    led = Ledger(budget=Guarantee(100.0, 1e-5))
+    led.root.charge(entry, mechanism="gaussian", caller="t")
+    assert led.spent().epsilon >= exact
+    # a budget between the GDP figure and the exact one is refused
+    led = Ledger(budget=Guarantee((gdp_to_epsilon(1 / sigma, 1e-5) + exact) / 2, 1e-5))
+    with pytest.raises(BudgetExceededError):
+        led.root.charge(entry, mechanism="gaussian", caller="t")
+
+
+def test_a_discrete_gaussian_on_a_poisson_subsample_gets_no_sampled_gaussian_curve():
+    cont = Cost.of(Gaussian(sigma=1.0, sensitivity=1.0))
+    disc = Cost.of(DiscreteGaussian(sigma=1.0, sensitivity=1.0))
+    assert cont.mu2 == 1.0 and disc.mu2 == 0.0
+    assert disc.rho == cont.rho and disc.rdp == cont.rdp  # the zCDP/RDP views stay
+    amp_disc = amplify_cost(disc, 0.01, "poisson", ADD_REMOVE, 1e-5)
+    amp_cont = amplify_cost(cont, 0.01, "poisson", ADD_REMOVE, 1e-5)
+    plain = Cost.of_guarantee(Guarantee(amp_disc.eps, amp_disc.delta))
+    assert amp_disc == plain  # only its amplified (eps, delta)
+    assert amp_cont.rdp != Cost.of_guarantee(Guarantee(amp_cont.eps, amp_cont.delta)).rdp

@@ -13,7 +13,15 @@ import pytest
 from mech_stats import ALPHA, assert_frequencies, assert_ks, assert_mean, assert_variance
 from scipy import stats
 
-from privet.ledger import Exponential, Gaussian, Guarantee, Laplace, Ledger, zcdp_to_epsilon
+from privet.ledger import (
+    DiscreteGaussian,
+    Exponential,
+    Gaussian,
+    Guarantee,
+    Laplace,
+    Ledger,
+    zcdp_to_epsilon,
+)
 from privet.mechanisms import (
     ROUNDING_SLACK,
     LaplaceMechanism,
@@ -130,6 +138,16 @@ def test_gaussian_discrete(ledger: Ledger) -> None:
     x = mech(np.zeros(60_000, dtype=int), scope=ledger)
     assert x.dtype == np.int64
     assert_mean(x, 0.0, 1.0)
+
+
+def test_the_discrete_gaussian_is_charged_without_the_continuous_ones_gdp() -> None:
+    """Its exact epsilon at delta = 1e-5 (sigma = 1) is 4.430; the continuous
+    Gaussian's GDP figure, 4.377, would understate it (tests/ledger/test_ledger_gdp.py)."""
+    entry = make_gaussian(sigma=1.0, discrete=True).entry()
+    assert isinstance(entry, DiscreteGaussian)
+    assert entry.gdp_mu is None and entry.rho == pytest.approx(0.5)
+    continuous = make_gaussian(sigma=1.0).entry()
+    assert not isinstance(continuous, DiscreteGaussian) and continuous.gdp_mu is not None
 
 
 def test_gaussian_epsilon_delta_calibration() -> None:

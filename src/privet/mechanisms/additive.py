@@ -14,6 +14,7 @@ from numpy.typing import NDArray
 from privet.errors import InvalidParameterError
 from privet.ledger import (
     ADD_REMOVE,
+    DiscreteGaussian,
     Entry,
     Gaussian,
     Guarantee,
@@ -294,7 +295,9 @@ class GaussianMechanism(Mechanism):
 
     def entry(self) -> Entry:
         g = self.privacy_map()
-        return Gaussian(
+        # the discrete Gaussian has the zCDP view but not the continuous one's exact GDP
+        cls = DiscreteGaussian if self.discrete else Gaussian
+        return cls(
             sigma=self.sigma,
             sensitivity=self._charged(self.sensitivity),
             epsilon=g.epsilon,
