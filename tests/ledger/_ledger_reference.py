@@ -8,7 +8,11 @@ placements. Under replace-one neighbours the old and the new record each have a
 placement (the same part of a ``stable`` group, any parts otherwise) and the
 cost is the sum over the union of the two placements. A subsample scope is
 amplified as a whole: eps' = ln(1 + g(e^eps - 1)), delta' = g delta, applied to
-the brute-force cost of the records inside it.
+the brute-force cost of the records inside it. Under replace-one the sample has a
+fixed size (m of n), so it always sees a substitution: of the old record by the new
+one when both reach it, and otherwise (one of them left or entered its parent) of
+that record by some other record of the parent, placed anywhere below (in another
+part of a stable group too), counted as two separate records (two single costs).
 
 Trees are small plain data, so that hypothesis can draw them and the tests can
 build the same tree in a ledger.
@@ -52,10 +56,13 @@ def _own(node: RNode) -> tuple[float, float]:
     return (math.fsum(e for e, _ in node.charges), math.fsum(d for _, d in node.charges))
 
 
-def _subsample_cost(node: RNode, records: int) -> tuple[float, float]:
+def _subsample_cost(node: RNode, records: int, pair: bool) -> tuple[float, float]:
     eps = delta = 0.0
     for rate, child in node.subsamples:
-        ce, cd = brute_force(child, records)
+        if pair and records == 2:
+            ce, cd = brute_force(child, 2)
+        else:
+            ce, cd = (x * (2 if pair else 1) for x in brute_force(child, 1, pair=pair))
         if ce == 0.0 and cd == 0.0:
             continue
         ae, ad = amplify(ce, cd, rate)
@@ -63,17 +70,18 @@ def _subsample_cost(node: RNode, records: int) -> tuple[float, float]:
     return eps, delta
 
 
-def _cost_of(node: RNode, places: list, records_here: int) -> tuple[float, float]:
-    """Cost of the union of the given placements (all of which lie in ``node``)."""
+def _cost_of(node: RNode, places: list, records_here: int, pair: bool) -> tuple[float, float]:
+    """Cost of the union of the given placements (all of which lie in ``node``);
+    ``pair``: of a replaced pair's placements (replace-one)."""
     eps, delta = _own(node)
-    se, sd = _subsample_cost(node, records_here)
+    se, sd = _subsample_cost(node, records_here, pair)
     eps, delta = eps + se, delta + sd
     for g, (_, parts) in enumerate(node.partitions):
         by_part: dict[int, list] = {}
         for choice, inner in places:
             by_part.setdefault(choice[g], []).append(inner[g])
         for i, inner_places in by_part.items():
-            ce, cd = _cost_of(parts[i], inner_places, len(inner_places))
+            ce, cd = _cost_of(parts[i], inner_places, len(inner_places), pair)
             eps, delta = eps + ce, delta + cd
     return eps, delta
 
@@ -90,21 +98,23 @@ def _stable_ok(node: RNode, a, b) -> bool:
     return True
 
 
-def brute_force(node: RNode, records: int = 1) -> tuple[float, float]:
+def brute_force(node: RNode, records: int = 1, *, pair: bool = False) -> tuple[float, float]:
     """Basic-composition (eps, delta) of ``node`` for 1 record (add/remove) or a
-    replaced pair (2 records, replace-one). eps and delta are maximised separately."""
+    replaced pair (2 records, replace-one). eps and delta are maximised separately.
+    ``pair`` with 1 record: one record of a replaced pair (its samples below see a
+    substitution)."""
     places = _placements(node)
     best_e = best_d = 0.0
     if records == 1:
         for p in places:
-            e, d = _cost_of(node, [p], 1)
+            e, d = _cost_of(node, [p], 1, pair)
             best_e, best_d = max(best_e, e), max(best_d, d)
         return best_e, best_d
     for a in places:
         for b in places:
             if not _stable_ok(node, a, b):
                 continue
-            e, d = _cost_of(node, [a, b] if a != b else [a, a], 2)
+            e, d = _cost_of(node, [a, b] if a != b else [a, a], 2, True)
             best_e, best_d = max(best_e, e), max(best_d, d)
     return best_e, best_d
 

@@ -19,6 +19,8 @@ from privet.ledger import (
     Cost,
     Gaussian,
     Guarantee,
+    Ledger,
+    PlanNode,
     PureDP,
     amplify,
     best_guarantee,
@@ -192,6 +194,39 @@ def test_advanced_composition_drv_sanity():
     assert bound.method in ("advanced", "zcdp", "rdp")
     assert bound.guarantee.epsilon <= drv
     assert bound.guarantee.epsilon < k * e
+
+
+@pytest.mark.parametrize("inner_stable", [False, True])
+def test_a_fixed_size_sample_in_a_part_amplifies_a_substitution(inner_stable):
+    """Replace-one; a split {A, B} by value; in each part a sample of half its records
+    (m of n, a fixed size), split again (by value, or stably by owner) and a count
+    (eps = 1) charged in each inner part. The replaced record x leaves A for B. A's sample
+    holds x with probability 1/2 and otherwise another record of A, which can sit in the
+    other inner part: with A's other records all there, A's two counts move by (1, -1)
+    with probability 1/2, a loss of ln(1/2 + e^2/2) at the far tails, and B's of
+    -ln(1/2 + e^-2/2): 2.0 in all, pure DP. The ledger charged 1.43 (1.24 with the
+    stable inner split): it amplified one record's cost (1), not a substitution's (2)."""
+    led = Ledger(budget=Guarantee(100.0), relation="replace_one")
+    plan = PlanNode()
+    for part in led.root.partition(["A", "B"]):
+        sample = part.subsample(0.5, "without_replacement")
+        for inner in sample.partition(["a", "b"], stable=inner_stable):
+            inner.charge(Guarantee(1.0), mechanism="laplace")
+    plan.partition(2).subsample(0.5, "without_replacement").partition(
+        2, stable=inner_stable
+    ).charge(Guarantee(1.0), mechanism="laplace")
+    g = 0.5
+    achieved = math.log(1 - g + g * math.e**2) - math.log(1 - g + g * math.e**-2)
+    assert achieved == pytest.approx(2.0)
+    assert led.spent().epsilon >= achieved
+    assert led.plan_cost(plan).epsilon == pytest.approx(led.spent().epsilon, rel=1e-12)
+    # with both records in one part the sample sees their substitution only (unchanged)
+    led = Ledger(budget=Guarantee(100.0), relation="replace_one")
+    sample = led.root.subsample(0.5, "without_replacement")
+    for inner in sample.partition(["a", "b"], stable=inner_stable):
+        inner.charge(Guarantee(1.0), mechanism="laplace")
+    inside = 1.0 if inner_stable else 2.0
+    assert led.spent().epsilon == pytest.approx(math.log1p(g * math.expm1(inside)))
 
 
 def test_advanced_composition_accounts_the_releases_own_deltas():

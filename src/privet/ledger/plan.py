@@ -70,6 +70,8 @@ class PlanNode:
             single, double = single + s, double + d
         for child, rate, method in self.subsamples:
             s, d = child.cost_pair(relation, delta=delta)
+            if method == "without_replacement":  # a fixed size: see ScopeTree._group_pair
+                s = s + s
             amp_s = amplify_cost(s, rate, method, relation, delta)
             amp_d = amp_s if d is s else amplify_cost(d, rate, method, relation, delta)
             single, double = single + amp_s, double + amp_d

@@ -115,7 +115,11 @@ class Scope:
 
         ``"poisson"``: each record independently with probability ``rate``
         (add/remove ledgers). ``"without_replacement"``: m of the n records,
-        ``rate = m / n`` (replace-one ledgers).
+        ``rate = m / n`` (replace-one ledgers), with m fixed: a sample whose size
+        follows the size of a part (which a replaced record can change) is not
+        covered. A record that leaves or enters this scope (across a partition
+        above) swaps places in the sample with another record, so the sample
+        is then amplified as the cost of two records.
         """
         check_sampling(rate, method, self._ledger.relation)
         (child,) = self._ledger._add_group(

@@ -325,7 +325,12 @@ class ScopeTree:
         members = [m for m in group.members if self._counts(m, key)]
         if not members:
             return None
-        return self._group_pair([self._pair(m, key) for m in members], group)
+        pairs = [self._pair(m, key) for m in members]
+        if group.kind == "partition" and len(pairs) == 1 < len(group.members):
+            # a record can leave for a part with nothing charged: its single still counts
+            # (above its double below a sample of fixed size, see _group_pair)
+            pairs.append((ZERO, ZERO))
+        return self._group_pair(pairs, group)
 
     def _rows_pair(self, node: _Node, key: Any) -> Pair:
         """The summed contributions of a scope's many groups, recomputing stale rows only.
@@ -377,6 +382,12 @@ class ScopeTree:
         if group.kind == "partition":
             return group_pair(pairs, self.relation, stable=group.stable)
         single, double = pairs[0]
+        if group.method == "without_replacement":
+            # m of n is a fixed size: a record that leaves or enters the parent (a replaced
+            # record moving between the parts of a partition above) swaps places in the
+            # sample with another record of the parent, anywhere below (in another part of
+            # a stable partition too): two records, each at most a single chain
+            return self._amplified(single + single, group), self._amplified(double, group)
         amp_single = self._amplified(single, group)
         amp_double = amp_single if double is single else self._amplified(double, group)
         return amp_single, amp_double
