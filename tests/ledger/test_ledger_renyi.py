@@ -172,3 +172,76 @@ def test_the_rdp_accountant_still_refuses_what_the_budget_cannot_cover():
         _dpsgd(ledger, 1000)
     assert ledger.spent().epsilon <= 1.5
     assert ledger.spent().epsilon >= spent.epsilon
+
+
+# ------------------------------------------ Poisson subsamples against their exact losses
+def _subsampled_delta_lower(kind: str, rate: float, noise: float, k: int, eps: float) -> float:
+    """A lower bound on delta(eps) of k Poisson-subsampled Gaussian (sigma = ``noise``) or
+    Laplace (scale = ``noise``) releases of sensitivity 1, for one neighbouring pair
+    (P = (1-q) N(0) + q N(1) mixtures against the release without the record).
+
+    The privacy loss of one release, L(x) = log((1 - q) + q p_1(x) / p_0(x)) with x
+    drawn from the mixture, increases in x; on a grid of x it is rounded down to a grid
+    of width h (its value at the left end of each bin, then down to the grid) and the
+    tails beyond 12 noise units are dropped, so the k-fold sum of losses (by FFT
+    convolution, with rounding noise far below the tolerance) gives an
+    E[(1 - e^(eps - L))_+] below the exact one (the hockey-stick divergence; the
+    privacy-loss-distribution accountants' pessimistic rounding, the other way round)."""
+    from scipy.signal import fftconvolve
+
+    x = np.linspace(-12 * noise, 12 * noise + 1, 200_001)
+    dist = stats.norm(scale=noise) if kind == "gaussian" else stats.laplace(scale=noise)
+    cdf = (1 - rate) * dist.cdf(x) + rate * dist.cdf(x - 1)
+    log_ratio = dist.logpdf(x[:-1] - 1) - dist.logpdf(x[:-1])
+    loss = np.logaddexp(math.log1p(-rate), math.log(rate) + log_ratio)
+    h = 2e-3
+    idx = np.floor(loss / h).astype(int)
+    pmf = np.bincount(idx - idx.min(), weights=np.diff(cdf))
+    total, power, n = np.array([1.0]), pmf, k  # pmf^(*k) by repeated squaring
+    while n:
+        if n & 1:
+            total = np.clip(fftconvolve(total, power), 0.0, None)
+        n >>= 1
+        if n:
+            power = np.clip(fftconvolve(power, power), 0.0, None)
+    losses = (np.arange(total.size) + k * idx.min()) * h
+    with np.errstate(over="ignore"):
+        return float(np.sum(total * np.clip(-np.expm1(eps - losses), 0.0, None)))
+
+
+@pytest.mark.parametrize(
+    ("kind", "rate", "noise", "k"),
+    [
+        ("gaussian", 0.1, 1.0, 1),
+        ("gaussian", 0.1, 1.0, 10),
+        ("gaussian", 0.5, 2.0, 10),
+        ("gaussian", 0.01, 0.8, 20),
+        ("laplace", 0.1, 1.0, 1),
+        ("laplace", 0.5, 0.5, 10),
+        ("laplace", 0.05, 1.0, 20),
+    ],
+)
+def test_poisson_subsampled_releases_are_never_below_their_exact_loss(kind, rate, noise, k):
+    """End to end through a ledger (amplification, the sampled Gaussian's RDP, the
+    conversions): each of k Poisson subsamples holds one release of sensitivity 1, and
+    the epsilon the ledger states at delta = 1e-5 leaves at most that delta for the exact
+    privacy loss, and half of it does not. The ledger states 2.13, 3.55, 4.37, 1.87 on
+    the Gaussian rows and 0.159, 14.3, 1.40 on the Laplace ones; Google's dp_accounting
+    (PLD accountant, pessimistic) gives 1.69, 2.86, 3.96, 1.06 and 0.159, 13.6, 0.82,
+    and its delta at 0.5, 1 and 2 is 1.0 to 1.4 times the lower bound computed here.
+    The test fails with a linearised amplification (rate * eps) or a sampled
+    Gaussian priced at 1.3 sigma."""
+    delta = 1e-5
+    led = Ledger(budget=Guarantee(1e6, delta))
+    entry = (
+        Gaussian(sigma=noise, sensitivity=1.0)
+        if kind == "gaussian"
+        else Laplace(scale=noise, sensitivity=1.0)
+    )
+    for _ in range(k):
+        led.root.subsample(rate, "poisson").charge(entry, mechanism=kind)
+    spent = led.spent()
+    assert spent.delta <= delta
+    assert _subsampled_delta_lower(kind, rate, noise, k, spent.epsilon) <= delta * (1 + 1e-6)
+    # and the check can fail: at a clearly smaller epsilon the exact loss exceeds delta
+    assert _subsampled_delta_lower(kind, rate, noise, k, 0.5 * spent.epsilon) > delta
