@@ -222,6 +222,42 @@ def test_learns_at_high_epsilon_and_follows_the_estimator_api() -> None:
     assert "a <" in clf.export_text() or "c=w" in clf.export_text()
 
 
+def test_default_noise_is_integer_and_proven_for_what_is_sampled() -> None:
+    """noise="discrete": counts are released as integers, Alg. 6's bounds on the 1/16 grid
+    the owners round them to, and every charge is the discrete gamma DLPA's proven
+    epsilon (the path composes to epsilon, no claim above it)."""
+    X, y = _data(400)
+    led = Ledger(budget=2.0)
+    clf = FederatedDPTreeClassifier(epsilon=1.0, max_depth=2, schema=SCHEMA, ledger=led)
+    clf.fit(X, y)
+    assert clf.privacy_spent_.epsilon == pytest.approx(1.0)
+    for key, value in clf.releases_.items():
+        grid = 16 if key.endswith("/bounds") else 1
+        assert np.array_equal(value * grid, np.round(value * grid)), key
+    assert any(k.endswith("/bounds") for k in clf.releases_)
+    assert all(rec.entry.discrete for rec in led.charges)  # type: ignore[attr-defined]
+    assert all(math.isfinite(rec.guarantee.epsilon) for rec in led.charges)
+
+
+def test_the_papers_float_noise_is_refused_on_a_finite_budget_and_charged_as_a_claim() -> None:
+    """noise="paper" (float Gamma shares) proves nothing: refused before any data is read
+    on a finite budget, with the fix; on an unbounded ledger every release is NonPrivate
+    with its ideal Laplace epsilon as the claim."""
+    X, y = _data(200)
+    led = Ledger(budget=5.0)
+    paper = FederatedDPTreeClassifier(epsilon=1.0, max_depth=2, schema=SCHEMA, noise="paper")
+    with pytest.raises(BudgetExceededError, match="noise='discrete', the sound default"):
+        clone(paper).set_params(ledger=led).fit(X, y)
+    _assert_nothing_charged(led, 5.0)
+    with pytest.raises(BudgetExceededError, match="float Gamma shares"):
+        clone(paper).fit(X, y)  # ledger=None makes a finite ledger: refused too
+    free = Ledger(budget=Guarantee.unbounded())
+    clone(paper).set_params(ledger=free).fit(X, y)
+    assert math.isinf(free.spent().epsilon)
+    assert free.charges and all(rec.claim is not None for rec in free.charges)
+    assert all(math.isfinite(rec.claim.epsilon) for rec in free.charges)
+
+
 def test_collusion_report_weakens_with_colluders() -> None:
     X, y = _data(200)
     clf = FederatedDPTreeClassifier(
@@ -230,9 +266,9 @@ def test_collusion_report_weakens_with_colluders() -> None:
     rep = clf.collusion_report()
     assert [r["colluders"] for r in rep] == [0, 1, 2]
     assert rep[0]["epsilon"] == pytest.approx(clf.privacy_spent_.epsilon)
-    assert rep[0]["pure"] and rep[1]["pure"]  # t = 1 < K/2 = 1.5
-    assert rep[1]["epsilon"] > rep[0]["epsilon"]
-    assert not rep[2]["pure"] and math.isfinite(rep[2]["epsilon"])
+    # integer Polya shares: what t < K colluders leave is still pure, and weaker with t
+    assert all(r["pure"] and math.isfinite(r["epsilon"]) for r in rep)
+    assert rep[0]["epsilon"] < rep[1]["epsilon"] < rep[2]["epsilon"]
 
 
 def test_rows_are_dealt_to_owners_in_secret() -> None:

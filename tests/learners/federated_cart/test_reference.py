@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from scipy import stats
@@ -102,8 +104,26 @@ def test_testing_noise_is_refused_without_the_switch(monkeypatch: pytest.MonkeyP
 
 
 def test_summed_gamma_shares_are_laplace() -> None:
-    """KS test at alpha = 1e-4: sum of K=5 parties' Gamma differences vs Laplace(b)."""
-    ops = ReferenceOps(5)
+    """KS test at alpha = 1e-4: sum of K=5 parties' Gamma differences vs Laplace(b)
+    (the paper's float shares, ``noise="paper"``)."""
+    ops = ReferenceOps(5, discrete=False)
     b = 2.0
     draws = ops.noisy_sum("t", np.zeros((5, 4000)), b)
     assert stats.kstest(draws, stats.laplace(scale=b).cdf).pvalue > 1e-4
+
+
+def test_summed_polya_shares_are_discrete_laplace_integers() -> None:
+    """The default shares: integers whose sum over K=5 parties is the discrete Laplace(b),
+    P(k) = (1 - a) / (1 + a) a^|k| with a = e^(-1/b); chi-square at alpha = 1e-4 over
+    |k| <= 8 and the two tails."""
+    ops = ReferenceOps(5)
+    b, n = 2.0, 20_000
+    draws = ops.noisy_sum("t", np.zeros((5, n)), b)
+    assert np.array_equal(draws, np.round(draws))
+    a = math.exp(-1.0 / b)
+    ks = np.arange(-8, 9)
+    pmf = (1 - a) / (1 + a) * a ** np.abs(ks)
+    tail = (1.0 - pmf.sum()) / 2
+    observed = [np.sum(draws < -8), *(np.sum(draws == k) for k in ks), np.sum(draws > 8)]
+    expected = n * np.array([tail, *pmf, tail])
+    assert stats.chisquare(observed, expected).pvalue > 1e-4

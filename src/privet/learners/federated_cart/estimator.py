@@ -15,12 +15,15 @@ from privet.learners._base import (
     BaseTreeClassifier,
     _validate_params,
     charged_in_full_on_failure,
+    refuse_non_private,
     require_fitted,
 )
 from privet.learners._params import Interval, StrOptions
 from privet.learners.federated_cart.binning import FeatureMap, bin_frame, feature_map
 from privet.learners.federated_cart.grower import (
     CLAIM_SOURCE,
+    FLOAT_NOISE_REASON,
+    NOISES,
     Accounting,
     CartParams,
     FederatedTree,
@@ -28,7 +31,7 @@ from privet.learners.federated_cart.grower import (
     grow,
 )
 from privet.learners.federated_cart.reference import ReferenceOps, ReplayOps
-from privet.ledger import ADD_REMOVE, Claim, Guarantee, Ledger, PrivacyPlan
+from privet.ledger import ADD_REMOVE, Claim, Guarantee, Ledger, NonPrivate, PrivacyPlan
 from privet.mechanisms import collusion_guarantee
 
 
@@ -37,7 +40,7 @@ class FederatedDPTreeClassifier(BaseTreeClassifier):
 
     Seed 003 (Gubler): every statistic the tree uses is a private sum over the
     K owners (Alg. 1, pairwise masks) of locally computed values to which each
-    owner has added its Gamma-difference share of Laplace noise (gamma DLPA,
+    owner has added its share of Laplace noise (gamma DLPA,
     Sec. 2.4.1): per-class histograms over public bins (Alg. 3), split
     impurities from the noisy histograms (Alg. 4, post-processing), CART with
     Gini impurity (Alg. 5) and, with ``budget_saving=True``, the budget-saving
@@ -68,6 +71,16 @@ class FederatedDPTreeClassifier(BaseTreeClassifier):
         scale 5p / (4 eps_bounds), which costs eps_bounds. "paper": the paper's
         code adds Laplace(5/4 / eps_bounds) to each bound, which costs
         p * eps_bounds; the ledger charges that and records the paper's claim.
+    noise : {"discrete", "paper"}, default="discrete"
+        "discrete" (sound): every owner's share is an integer Polya difference,
+        and the K shares add up to the discrete Laplace noise of the sum, so every
+        release is an integer and its guarantee is proven for what is sampled;
+        Alg. 6's bound summands are rounded by each owner to multiples of 1/16
+        first (5 % more noise on them). "paper": float Gamma differences
+        (Sec. 2.4.1) rounded to 32 fractional bits. No guarantee is proven for
+        floating-point noise, so the ledger charges every release as
+        ``NonPrivate`` with the ideal Laplace epsilon as the paper's claim, and
+        the fit needs ``Ledger(budget=Guarantee.unbounded())``.
     n_parties : int, default=5
         K, when ``fit`` gets one dataset and no ``owners``: its rows are dealt to
         K owners at random, from OS entropy (a secret deal: the impurity bounds
@@ -108,8 +121,10 @@ class FederatedDPTreeClassifier(BaseTreeClassifier):
     reservation). A coalition of t owners that pools its shares keeps less;
     :meth:`collusion_report` gives it for t = 0 .. K-1 (the paper does not
     analyse this). The noise shares are numpy floats encoded in fixed point
-    (32 fractional bits) before masking; the ledger records the guarantee of
-    the ideal continuous noise.
+    (32 fractional bits) before masking. By default (``noise="discrete"``) the
+    shares are integers and the ledger records the guarantee of the discrete
+    Laplace noise they add up to; with the paper's float shares it records no
+    guarantee, only the paper's claim (see ``noise``).
 
     References
     ----------
@@ -127,6 +142,7 @@ class FederatedDPTreeClassifier(BaseTreeClassifier):
         "budget_saving": ["boolean"],
         "bounds_prop": [Interval(Real, 0, 1, closed="neither")],
         "bounds_accounting": [StrOptions({"sound", "paper"})],
+        "noise": [StrOptions(set(NOISES))],
         "n_parties": [Interval(Integral, 2, None, closed="left")],
         "backend": [StrOptions({"reference", "protocol"})],
         "public_domain": [StrOptions({"schema", "infer"})],
@@ -145,6 +161,7 @@ class FederatedDPTreeClassifier(BaseTreeClassifier):
         budget_saving: bool = True,
         bounds_prop: float = 0.25,
         bounds_accounting: str = "sound",
+        noise: str = "discrete",
         n_parties: int = 5,
         backend: str = "reference",
         schema: Any = None,
@@ -161,6 +178,7 @@ class FederatedDPTreeClassifier(BaseTreeClassifier):
         self.budget_saving = budget_saving
         self.bounds_prop = bounds_prop
         self.bounds_accounting = bounds_accounting
+        self.noise = noise
         self.n_parties = n_parties
         self.backend = backend
         self.schema = schema
@@ -183,6 +201,7 @@ class FederatedDPTreeClassifier(BaseTreeClassifier):
             budget_saving=bool(self.budget_saving),
             bounds_prop=float(self.bounds_prop),
             bounds_accounting=str(self.bounds_accounting),
+            noise=str(self.noise),
         )
 
     def privacy_plan(self, schema: Schema | None = None) -> PrivacyPlan:
@@ -215,13 +234,19 @@ class FederatedDPTreeClassifier(BaseTreeClassifier):
         )
         node = plan
         C = schema.n_classes
+
+        def planned(eps: float) -> dict[str, Any]:  # the paper's float shares prove nothing
+            if params.noise == "discrete":
+                return {"entry": eps}
+            return {"entry": NonPrivate(reason=FLOAT_NOISE_REASON), "claim": Claim(eps)}
+
         for d, eps_d in enumerate(self._level_costs(params)):
             node.partition(C, label="class").charge(
-                eps_d, mechanism="gamma_dlpa", step=f"node level {d}"
+                **planned(eps_d), mechanism="gamma_dlpa", step=f"node level {d}"
             )
             node = node.partition(2, label=f"depth {d + 1}")
         node.partition(C, label="class").charge(
-            params.eps_leaf, mechanism="gamma_dlpa", step="leaf counts"
+            **planned(params.eps_leaf), mechanism="gamma_dlpa", step="leaf counts"
         )
         return plan
 
@@ -256,12 +281,22 @@ class FederatedDPTreeClassifier(BaseTreeClassifier):
                 )
             parts = list(zip(X, y, strict=True))
         else:
-            if isinstance(X, str | bytes) or np.isscalar(X) or X is None or not hasattr(X, "__len__"):
+            if (
+                isinstance(X, str | bytes)
+                or np.isscalar(X)
+                or X is None
+                or not hasattr(X, "__len__")
+            ):
                 raise SchemaError(
                     f"X must be a table of feature columns (a DataFrame or a 2-D array), or a "
                     f"list of the owners' tables; got {type(X).__name__}."
                 )
-            if isinstance(y, str | bytes) or np.isscalar(y) or y is None or not hasattr(y, "__len__"):
+            if (
+                isinstance(y, str | bytes)
+                or np.isscalar(y)
+                or y is None
+                or not hasattr(y, "__len__")
+            ):
                 raise SchemaError(
                     f"y must hold one class label per row, got {y!r}; pass an array of labels."
                 )
@@ -353,6 +388,20 @@ class FederatedDPTreeClassifier(BaseTreeClassifier):
         _validate_params(self)
         self._check_budget_split()
         self._check_ledger_relation()
+        if self.noise == "paper":
+            refuse_non_private(
+                self,
+                what=(
+                    "noise='paper' adds the paper's float Gamma shares (seed 003, Sec. 2.4.1): "
+                    "no DP guarantee is proven for floating-point noise (Mironov 2012), "
+                    "although the paper claims epsilon-DP (Thm. 6)."
+                ),
+                fix=(
+                    "Use noise='discrete', the sound default (integer Polya shares, proven), "
+                    "or pass ledger=Ledger(budget=Guarantee.unbounded()) to run the paper's "
+                    "noise knowingly."
+                ),
+            )
         schema = self._resolve_schema(X, y)
         parts = self._owner_frames(X, y, owners)
         self.schema_ = schema
@@ -366,7 +415,7 @@ class FederatedDPTreeClassifier(BaseTreeClassifier):
             data = self._validate_owners(parts)  # reads private values; charges nothing
             labels = [str(c) for c in schema.classes]
             if self.backend == "reference":
-                ops = ReferenceOps(params.parties)
+                ops = ReferenceOps(params.parties, discrete=params.noise == "discrete")
                 self.tree_ = grow(
                     params,
                     data,

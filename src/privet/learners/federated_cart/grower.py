@@ -38,12 +38,22 @@ from privet.learners.federated_cart.reference import (
     local_leaf_counts,
     split_impurities,
 )
-from privet.ledger import Claim
+from privet.ledger import Claim, NonPrivate
 from privet.mechanisms import GammaDLPA
 
 #: Lemma 3.2: sensitivity of one party's summand n_k G(Q_k, theta*_kj).
 BOUND_SENSITIVITY = 5.0 / 4.0
+#: With integer noise each party rounds its bound summands to multiples of 1/BOUND_GRID: a
+#: summand then moves by at most 5/4 BOUND_GRID + 1 grid steps (5 % more noise than 5/4).
+BOUND_GRID = 16
 CLAIM_SOURCE = "seed 003 (Gubler), Thm. 6 and Sec. 3.5 (Alg. 6)"
+#: Why the paper's float Gamma shares get no finite guarantee (``noise="paper"``).
+FLOAT_NOISE_REASON = (
+    "gamma DLPA with float Gamma shares (seed 003, Sec. 2.4.1), rounded to 32 fractional "
+    "bits: the ideal continuous Laplace is not what is sampled, and no DP guarantee is "
+    "proven for floating-point noise (Mironov 2012)"
+)
+NOISES = ("discrete", "paper")
 
 
 Steps = Generator[tuple[str, np.ndarray, float], np.ndarray, None]
@@ -67,6 +77,7 @@ class CartParams:
     budget_saving: bool
     bounds_prop: float
     bounds_accounting: str = "sound"
+    noise: str = "discrete"
 
     @property
     def n_features(self) -> int:
@@ -94,6 +105,7 @@ class CartParams:
             "budget_saving": self.budget_saving,
             "bounds_prop": self.bounds_prop,
             "bounds_accounting": self.bounds_accounting,
+            "noise": self.noise,
         }
 
     @classmethod
@@ -169,7 +181,11 @@ class Accounting:
     delta: float = 1e-6
     _cache: dict[tuple[float, float], Any] = field(default_factory=dict)
 
-    def entry(self, parties: int, scale: float, sensitivity: float) -> Any:
+    def entry(self, parties: int, scale: float, sensitivity: float, noise: str) -> Any:
+        """The entry of one noisy sum: the discrete gamma DLPA's proven guarantee, or
+        ``NonPrivate`` for the paper's float shares (whose ideal epsilon is a claim)."""
+        if noise == "paper":
+            return NonPrivate(reason=FLOAT_NOISE_REASON)
         key = (float(scale), float(sensitivity))
         e = self._cache.get(key)
         if e is None:
@@ -180,6 +196,7 @@ class Accounting:
                 colluders=self.colluders,
                 collusion_delta=self.delta,
                 charge_colluders=self.charge_colluders,
+                discrete=True,
             ).entry()
             self._cache[key] = e
         return e
@@ -249,8 +266,10 @@ def grow_steps(
 
     def charge(sc: Any, scale: float, sens: float, step: str, claim: Claim | None = None) -> None:
         if sc is not None:
+            if claim is None and params.noise == "paper":  # the ideal continuous Laplace
+                claim = Claim(sens / scale, source=CLAIM_SOURCE + ": Laplace by gamma DLPA")
             sc.charge(
-                acc.entry(K, scale, sens),
+                acc.entry(K, scale, sens, params.noise),
                 mechanism="gamma_dlpa",
                 sensitivity=sens,
                 caller=acc.caller,
@@ -303,18 +322,23 @@ def grow_steps(
         eps_bounds = params.bounds_prop * budget
         eps_hists = (1.0 - params.bounds_prop) * budget
         per = eps_hists / p
+        # integer noise: the summands in grid steps of 1/BOUND_GRID, rounded by each party
+        grid = BOUND_GRID if params.noise == "discrete" else 1
+        sens_1 = BOUND_SENSITIVITY * grid + (1.0 if grid > 1 else 0.0)  # one feature, steps
         if params.bounds_accounting == "sound":
-            b_scale = BOUND_SENSITIVITY * p / eps_bounds  # p summands, L1 sensitivity 5p/4
+            b_scale = sens_1 * p / eps_bounds  # p summands, L1 sensitivity p sens_1
             claim = None
         else:  # the paper's code: Laplace(5/4 / eps_bounds) on each of the p bounds
-            b_scale = BOUND_SENSITIVITY / eps_bounds
+            b_scale = sens_1 / eps_bounds
             claim = Claim(
                 eps_bounds,
                 source=CLAIM_SOURCE + ": each feature bound 'with budget eps_bounds'",
             )
-        charge(sc, b_scale, BOUND_SENSITIVITY * p, f"impurity bounds {path}", claim)
+        charge(sc, b_scale, sens_1 * p, f"impurity bounds {path}", claim)
         local = stack(lambda Z, y: local_bounds(Z, y, C, n_bins), rows).reshape(-1, p)
-        bounds = yield (f"{path}/bounds", local, b_scale)
+        if grid > 1:
+            local = np.rint(local * grid)
+        bounds = (yield (f"{path}/bounds", local, b_scale)) / grid
         order = np.argsort(bounds, kind="stable")
         removed = np.zeros(p, dtype=bool)
         saved_out = 0.0
@@ -376,7 +400,10 @@ def grow_steps(
 
 
 __all__ = [
+    "BOUND_GRID",
     "BOUND_SENSITIVITY",
+    "FLOAT_NOISE_REASON",
+    "NOISES",
     "Accounting",
     "CartParams",
     "FederatedTree",

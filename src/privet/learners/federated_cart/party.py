@@ -6,7 +6,7 @@ channels, :mod:`.masking`), then runs the same tree-growing control flow as
 the reference path (:func:`~.grower.grow_async`) with :class:`PartyOps`:
 
 * party k computes its local vector (histograms, Alg. 6 bounds, leaf
-  counts) on its own rows only, adds its Gamma-difference noise share (gamma
+  counts) on its own rows only, adds its noise share (Polya or Gamma differences: gamma
   DLPA, Alg. 3), encodes the noisy vector in fixed point in Z_{2^64}, adds its
   pairwise masks (Alg. 1), and sends the masked words to the aggregator
   (party 0) with ``mpc.transfer``;
@@ -50,10 +50,12 @@ class PartyOps:
         testing_seed: int | None = None,
         record_view: bool = False,
         fail_round: int | None = None,
+        discrete: bool = True,
     ) -> None:
         self.ctx = ctx
         self.masker = masker
         self.testing_seed = testing_seed
+        self.discrete = discrete
         self.record_view = record_view
         self.fail_round = fail_round
         self.round = 0
@@ -68,10 +70,10 @@ class PartyOps:
             os._exit(17)  # testing hook: this owner drops out mid-protocol
         x = np.asarray(local, dtype=float).reshape(local.shape[1:])
         shape = x.shape
-        if self.testing_seed is None:
-            share = gamma_shares(K, scale, shape)[0]  # this party's own G - G'
+        if self.testing_seed is None:  # this party's own share (of K drawn here)
+            share = gamma_shares(K, scale, shape, discrete=self.discrete)[0]
         else:
-            share = testing_share(self.testing_seed, key, pid, shape)
+            share = testing_share(self.testing_seed, key, pid, shape, discrete=self.discrete)
         words = to_ring(x + share).ravel()
         with np.errstate(over="ignore"):
             masked = words + self.masker.mask(r, words.size)
@@ -126,6 +128,7 @@ async def federated_cart(
         testing_seed=seed,
         record_view=_record_view and ctx.pid == 0,
         fail_round=_fail_round if _fail_party == ctx.pid else None,
+        discrete=cart.noise == "discrete",
     )
     tree = await grow_async(cart, PartyRows([Z], [y]), ops)
     return {

@@ -11,8 +11,8 @@ What one data owner computes locally, and how the released sums are formed:
 * :func:`split_impurities` -- Alg. 4 on released noisy histograms
   (post-processing);
 * :class:`ReferenceOps` -- the private sum of Alg. 1 + Alg. 3 in one process:
-  every party's Gamma-difference share (gamma DLPA, Sec. 2.4.1) is added to its
-  local vector, the noisy vector is encoded in the ring Z_{2^64} exactly as the
+  every party's noise share (gamma DLPA, Sec. 2.4.1: Gamma differences, or by
+  default their integer analogue, Polya differences) is added to its local vector, the noisy vector is encoded in the ring Z_{2^64} exactly as the
   protocol encodes it (:func:`to_ring`), and the encodings are summed mod
   2^64. Without masks: the masks of Alg. 1 cancel in the sum, so the released
   value is the same bit for bit as the protocol's for the same noise.
@@ -39,6 +39,7 @@ from privet.mechanisms import GammaDLPA
 #: Fractional bits of the fixed-point encoding of noisy values in Z_{2^64}.
 FRAC_BITS = 32
 _SCALE = float(2**FRAC_BITS)
+
 
 class TestingNoiseRefused(PrivetError):
     """Public testing noise was requested outside a test."""
@@ -137,13 +138,21 @@ def local_bounds(Z: np.ndarray, y: np.ndarray, n_classes: int, n_bins: np.ndarra
 
 # ------------------------------------------------------------------ noise
 @functools.lru_cache(maxsize=4096)
-def _mechanism(parties: int, scale: float) -> GammaDLPA:
-    return GammaDLPA(parties=parties, scale=scale, colluders=0)
+def _mechanism(parties: int, scale: float, discrete: bool = False) -> GammaDLPA:
+    return GammaDLPA(parties=parties, scale=scale, colluders=0, discrete=discrete)
 
 
-def gamma_shares(parties: int, scale: float, shape: tuple[int, ...]) -> np.ndarray:
-    """Party shares ``G_k - G'_k``, ``G ~ Gamma(1/K, scale)``: shape ``(parties, *shape)``."""
-    mech = _mechanism(int(parties), float(scale))
+def gamma_shares(
+    parties: int, scale: float, shape: tuple[int, ...], *, discrete: bool = False
+) -> np.ndarray:
+    """Party shares of Laplace(``scale``) noise: shape ``(parties, *shape)``.
+
+    ``discrete=False``: ``G_k - G'_k``, ``G ~ Gamma(1/K, scale)`` (floats, the
+    paper's Sec. 2.4.1). ``discrete=True``: integer Polya shares ``N_k - N'_k``,
+    ``N ~ NB(1/K, 1 - e^(-1/scale))``, whose sum is the discrete Laplace(scale)
+    (:mod:`privet.mechanisms.polya`), for integer-valued sums.
+    """
+    mech = _mechanism(int(parties), float(scale), bool(discrete))
     n = int(np.prod(shape)) if shape else 1
     return mech.shares(n).reshape((parties, *shape))
 
@@ -180,13 +189,18 @@ def check_testing_noise(seed: object) -> int:
     )
 
 
-def testing_share(seed: int, key: str, party: int, shape: tuple[int, ...]) -> np.ndarray:
-    """Public share of party ``party`` for the sum ``key``: multiples of 1/8 in [-2, 2].
+def testing_share(
+    seed: int, key: str, party: int, shape: tuple[int, ...], *, discrete: bool = False
+) -> np.ndarray:
+    """Public share of party ``party`` for the sum ``key``: multiples of 1/8 in [-2, 2]
+    (integers in [-2, 2] with ``discrete``).
 
     Keyed by (seed, key, party) only, so the reference and the party processes
     draw the same values in any order; exactly representable in fixed point.
     """
     rng = np.random.default_rng([seed, zlib.crc32(key.encode()), party])
+    if discrete:
+        return rng.integers(-2, 3, size=shape).astype(float)
     return rng.integers(-16, 17, size=shape) / 8.0
 
 
@@ -201,10 +215,14 @@ class ReferenceOps:
         K.
     testing_seed : int or None
         Public testing noise (refused unless the test switch is on).
+    discrete : bool, default=True
+        Integer Polya shares (the sound default, ``noise="discrete"``); False:
+        the paper's float Gamma shares.
     """
 
     parties: int
     testing_seed: int | None = None
+    discrete: bool = True
     releases: dict[str, np.ndarray] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -220,12 +238,17 @@ class ReferenceOps:
         """Release ``sum_k local[k] + Laplace(scale)`` (each party adds its share)."""
         local = np.asarray(local, dtype=float)
         shape = local.shape[1:]
-        if self.testing_seed is None:
-            shares = self._pool.take(scale, shape)
-        else:
+        if self.testing_seed is not None:
             shares = np.stack(
-                [testing_share(self.testing_seed, key, k, shape) for k in range(self.parties)]
+                [
+                    testing_share(self.testing_seed, key, k, shape, discrete=self.discrete)
+                    for k in range(self.parties)
+                ]
             )
+        elif self.discrete:  # a discrete Laplace is not a multiple of a unit one: no pool
+            shares = gamma_shares(self.parties, scale, shape, discrete=True)
+        else:
+            shares = self._pool.take(scale, shape)
         total = from_ring(ring_sum(to_ring(local + shares)))
         self.releases[key] = total
         return total
