@@ -32,6 +32,7 @@ import argparse
 import os
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -271,58 +272,75 @@ def sim_report() -> None:
 
 
 # ---------------------------------------------------------------- real data
-def real(args: argparse.Namespace) -> None:
+def real_splits(names: tuple[str, ...], reps: int, adult_reps: int):  # type: ignore[no-untyped-def]
+    """(name, rep, data, X_train, y_train, X_test, y_test): Adult on its UCI train/test
+    split (``adult_reps`` runs), the others on random 70/30 splits seeded by ``rep``."""
     from privet.data import load_dataset
+
+    for name in names:
+        data = load_dataset(name)
+        test = load_dataset("adult_test") if name == "adult" else None
+        for rep in range(adult_reps if name == "adult" else reps):
+            if test is not None:
+                yield name, rep, data, data.X, data.y, test.X, test.y
+                continue
+            perm = np.random.default_rng([7, rep]).permutation(data.n_rows)
+            tr, te = perm[: int(0.7 * data.n_rows)], perm[int(0.7 * data.n_rows) :]
+            yield (
+                name,
+                rep,
+                data,
+                data.X.iloc[tr],
+                data.y.iloc[tr],
+                data.X.iloc[te],
+                data.y.iloc[te],
+            )
+
+
+def scored(clf: Any, X_test: Any, y_test: Any, **fields: Any) -> dict[str, Any]:
+    """One result row: ``fields`` and the test accuracy of the fitted ``clf``."""
+    return {**fields, "accuracy": float((clf.predict(X_test) == y_test.to_numpy()).mean())}
+
+
+def saved(rows: list[dict[str, Any]], name: str) -> pd.DataFrame:
+    """The rows as a frame, written to ``benchmarks/results/<name>``."""
+    df = pd.DataFrame(rows)
+    RESULTS.mkdir(exist_ok=True)
+    df.to_csv(RESULTS / name, index=False)
+    return df
+
+
+def real(args: argparse.Namespace) -> None:
     from privet.learners import DPID3Classifier, FederatedDPTreeClassifier
 
     eps_grid = [0.1, 0.5, 1.0, 2.0, 5.0]
     rows = []
     start, load0 = time.time(), _loadavg()
-    for name in ("adult", "heart", "titanic"):
-        data = load_dataset(name)
-        test = load_dataset("adult_test") if name == "adult" else None
-        reps = max(1, args.reps // 2) if name == "adult" else args.reps
-        for rep in range(reps):
-            rng = np.random.default_rng([7, rep])
-            if test is None:
-                perm = rng.permutation(data.n_rows)
-                cut = int(0.7 * data.n_rows)
-                tr, te = perm[:cut], perm[cut:]
-                Xtr, ytr = data.X.iloc[tr], data.y.iloc[tr]
-                Xte, yte = data.X.iloc[te], data.y.iloc[te]
-            else:
-                Xtr, ytr, Xte, yte = data.X, data.y, test.X, test.y
-            majority = float(yte.value_counts(normalize=True).max())
-            for eps in eps_grid:
-                for method in ("budget_saving", "plain", "dp_id3"):
-                    if method == "dp_id3":
-                        clf = DPID3Classifier(epsilon=eps, max_depth=5, schema=data.schema)
-                        clf.fit(Xtr, ytr)
-                    else:
-                        clf = FederatedDPTreeClassifier(
-                            epsilon=eps,
-                            max_depth=5,
-                            schema=data.schema,
-                            n_parties=5,
-                            budget_saving=method == "budget_saving",
-                            random_state=rep,
-                        ).fit(Xtr, ytr)
-                    acc = float((clf.predict(Xte) == yte.to_numpy()).mean())
-                    rows.append(
-                        {
-                            "dataset": name,
-                            "rep": rep,
-                            "epsilon": eps,
-                            "method": method,
-                            "accuracy": acc,
-                            "majority": majority,
-                            "spent": clf.privacy_spent_.epsilon,
-                        }
-                    )
-            print(name, rep, f"{time.time() - start:.0f}s", flush=True)
-    df = pd.DataFrame(rows)
-    RESULTS.mkdir(exist_ok=True)
-    df.to_csv(RESULTS / "seed003_real.csv", index=False)
+    names = ("adult", "heart", "titanic")
+    for name, rep, data, Xtr, ytr, Xte, yte in real_splits(
+        names, args.reps, max(1, args.reps // 2)
+    ):
+        majority = float(yte.value_counts(normalize=True).max())
+        for eps in eps_grid:
+            for method in ("budget_saving", "plain", "dp_id3"):
+                if method == "dp_id3":
+                    clf = DPID3Classifier(epsilon=eps, max_depth=5, schema=data.schema)
+                    clf.fit(Xtr, ytr)
+                else:
+                    clf = FederatedDPTreeClassifier(
+                        epsilon=eps,
+                        max_depth=5,
+                        schema=data.schema,
+                        n_parties=5,
+                        budget_saving=method == "budget_saving",
+                        random_state=rep,
+                    ).fit(Xtr, ytr)
+                rows.append(
+                    scored(clf, Xte, yte, dataset=name, rep=rep, epsilon=eps, method=method)
+                    | {"majority": majority, "spent": clf.privacy_spent_.epsilon}
+                )
+        print(name, rep, f"{time.time() - start:.0f}s", flush=True)
+    df = saved(rows, "seed003_real.csv")
     mean = df.groupby(["dataset", "method", "epsilon"])["accuracy"].mean().unstack("method")
     maj = df.groupby("dataset")["majority"].mean()
     nrep = df.groupby("dataset")["rep"].nunique()
@@ -457,50 +475,30 @@ def collusion(args: argparse.Namespace) -> None:
 def noise(args: argparse.Namespace) -> None:
     """The sound integer shares (default) against the paper's float shares, side by side:
     accuracy and fit time of the budget-saving tree on the same splits."""
-    from privet.data import load_dataset
     from privet.learners import FederatedDPTreeClassifier
     from privet.ledger import Guarantee, Ledger
 
     eps_grid = [0.1, 0.5, 1.0, 2.0, 5.0]
     rows = []
     start, load0 = time.time(), _loadavg()
-    for name in ("heart", "titanic", "adult"):
-        data = load_dataset(name)
-        test = load_dataset("adult_test") if name == "adult" else None
-        for rep in range(max(1, args.reps // 5) if name == "adult" else args.reps):
-            rng = np.random.default_rng([7, rep])
-            if test is None:
-                perm = rng.permutation(data.n_rows)
-                cut = int(0.7 * data.n_rows)
-                tr, te = perm[:cut], perm[cut:]
-                Xtr, ytr = data.X.iloc[tr], data.y.iloc[tr]
-                Xte, yte = data.X.iloc[te], data.y.iloc[te]
-            else:
-                Xtr, ytr, Xte, yte = data.X, data.y, test.X, test.y
-            for eps in eps_grid:
-                for kind in ("discrete", "paper"):
-                    ledger = Ledger(budget=Guarantee.unbounded()) if kind == "paper" else None
-                    t0 = time.perf_counter()
-                    clf = FederatedDPTreeClassifier(
-                        epsilon=eps, max_depth=5, schema=data.schema, noise=kind, ledger=ledger
-                    ).fit(Xtr, ytr)
-                    seconds = time.perf_counter() - t0
-                    acc = float((clf.predict(Xte) == yte.to_numpy()).mean())
-                    rows.append(
-                        {
-                            "dataset": name,
-                            "rep": rep,
-                            "epsilon": eps,
-                            "noise": kind,
-                            "accuracy": acc,
-                            "fit_seconds": seconds,
-                            "proven_epsilon": clf.privacy_spent_.epsilon,
-                        }
-                    )
-            print(name, rep, f"{time.time() - start:.0f}s", flush=True)
-    df = pd.DataFrame(rows)
-    RESULTS.mkdir(exist_ok=True)
-    df.to_csv(RESULTS / "seed003_noise.csv", index=False)
+    names = ("heart", "titanic", "adult")
+    for name, rep, data, Xtr, ytr, Xte, yte in real_splits(
+        names, args.reps, max(1, args.reps // 5)
+    ):
+        for eps in eps_grid:
+            for kind in ("discrete", "paper"):
+                ledger = Ledger(budget=Guarantee.unbounded()) if kind == "paper" else None
+                t0 = time.perf_counter()
+                clf = FederatedDPTreeClassifier(
+                    epsilon=eps, max_depth=5, schema=data.schema, noise=kind, ledger=ledger
+                ).fit(Xtr, ytr)
+                seconds = time.perf_counter() - t0
+                rows.append(
+                    scored(clf, Xte, yte, dataset=name, rep=rep, epsilon=eps, noise=kind)
+                    | {"fit_seconds": seconds, "proven_epsilon": clf.privacy_spent_.epsilon}
+                )
+        print(name, rep, f"{time.time() - start:.0f}s", flush=True)
+    df = saved(rows, "seed003_noise.csv")
     acc = df.groupby(["dataset", "epsilon", "noise"])["accuracy"].mean().unstack("noise")
     sec = df.groupby(["dataset", "noise"])["fit_seconds"].median().unstack("noise")
     nrep = df.groupby("dataset")["rep"].nunique()
