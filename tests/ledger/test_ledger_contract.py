@@ -1024,6 +1024,30 @@ class LedgerContract:
         assert led.charges == [] and other.charges == []
 
 
+    def test_a_local_randomiser_where_a_replaced_record_can_change_parts_is_refused(self):
+        """Under replace-one a non-stable partition composes its parts as if their charges
+        covered a record entering or leaving; an LDP report covers a changed value only.
+        Refused there (charge, dry run and batch), nothing charged; a stable partition and
+        the root are fine."""
+        led = self.make(Guarantee(5.0), relation="replace_one")
+        moving, _ = led.root.partition(2)
+        inner = moving.partition(["x"], stable=True)[0]  # still below the moving part
+        report = LocalRandomiser(epsilon=1.0, randomiser="piecewise")
+        for scope in (moving, inner):
+            with pytest.raises(RelationMismatchError, match="stable=True"):
+                scope.charge(report, mechanism="piecewise")
+            with pytest.raises(RelationMismatchError):
+                scope.can_charge(report)
+            with pytest.raises(RelationMismatchError):
+                led.charge_many([(scope, report)], mechanism="piecewise")
+        assert led.charges == [] and led.spent() == Guarantee(0.0)
+        held = led.root.partition(2, stable=True)
+        led.charge_many([(part, report) for part in held], mechanism="piecewise")
+        led.root.charge(report, mechanism="piecewise")
+        moving.charge(Laplace(scale=1.0, sensitivity=1.0), mechanism="laplace")
+        assert len(led.charges) == 4
+
+
 class TestInMemoryLedger(LedgerContract):
     def make(self, budget=DEFAULT_BUDGET, *, relation="add_remove", dataset="adult"):
         return Ledger(budget=budget, relation=relation, dataset=dataset)

@@ -137,3 +137,17 @@ def test_run_inside_a_reservation_commits_against_it():
             led.root.run(laplace(2.0), 1.0, 1.0)
     assert led.spent() == Guarantee(0.25)
     assert math.isclose(led.remaining().epsilon, 0.75)
+
+
+def test_a_change_one_measurement_in_a_part_a_replaced_record_can_leave_is_refused():
+    """Under replace-one a non-stable partition is composed as if each part's charges
+    also covered a record entering or leaving it; a change-one measurement does not."""
+    led = Ledger(budget=Guarantee(5.0), relation="replace_one")
+    moving, _ = led.root.partition(2)
+    with pytest.raises(RelationMismatchError, match="SymmetricDistance"):
+        moving.run(count_laplace("change_one"), [1, 2, 3, 4, 5], 1)
+    assert led.charges == []
+    held, _ = led.root.partition(2, stable=True)  # a record stays in its part
+    held.run(count_laplace("change_one"), [1, 2, 3, 4, 5], 1)
+    moving.run(count_laplace("symmetric"), [1, 2, 3], 2)  # covers entering and leaving
+    assert len(led.charges) == 2

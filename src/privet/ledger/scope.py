@@ -7,7 +7,7 @@ import numbers
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from privet.errors import BudgetExceededError, InvalidParameterError
+from privet.errors import BudgetExceededError, InvalidParameterError, RelationMismatchError
 from privet.ledger.composition import check_sampling
 from privet.ledger.entries import Claim, Entry, as_entry
 from privet.ledger.guarantee import Guarantee
@@ -177,6 +177,15 @@ class Scope:
         from privet.ledger.opendp_bridge import check_measurement_input, entry_for_measurement
 
         entry, mechanism = entry_for_measurement(measurement, d_in, self._ledger.relation)
+        metric = str(measurement.input_metric)
+        part = self._ledger.unstable_part_above(self._id)
+        if part is not None and ("ChangeOne" in metric or "Hamming" in metric):
+            raise RelationMismatchError(
+                f"The OpenDP measurement's input metric {metric} bounds a changed record, "
+                f"not a record entering or leaving scope {part!r}, which a replaced record "
+                "can do in that non-stable partition. Build it on SymmetricDistance (with "
+                "d_in=2) or charge it in a stable partition. Nothing was charged."
+            )
         check_measurement_input(measurement, data)
         self.charge(entry, mechanism=mechanism, caller=caller, step=step, claim=claim)
         return measurement(data)

@@ -230,6 +230,19 @@ class ScopeTree:
             cur = self._nodes[cur].parent
         return group.members
 
+    def unstable_part_above(self, node_id: int) -> str | None:
+        """The path of the nearest part of a non-stable partition at or above ``node_id``
+        (a scope a replaced record can leave or enter), or None."""
+        cur: int | None = node_id
+        while cur is not None:
+            node = self._nodes[cur]
+            if node.group is not None:
+                group = self._groups[node.group]
+                if group.kind == "partition" and not group.stable:
+                    return node.path
+            cur = node.parent
+        return None
+
     def _is_open(self, reservation: int | None) -> bool:
         state = self._reservations.get(reservation) if reservation is not None else None
         return state is not None and state.status == "open"

@@ -18,13 +18,14 @@ import socket
 import time
 from collections.abc import Iterator, Sequence
 
-from privet.errors import BudgetExceededError, InvalidParameterError
+from privet.errors import BudgetExceededError, InvalidParameterError, RelationMismatchError
 from privet.ledger.budget import check_entry_size, left_of
 from privet.ledger.composition import Bound, Cost, best_guarantee
-from privet.ledger.entries import Entry, NonPrivate
+from privet.ledger.entries import Entry, LocalRandomiser, NonPrivate
 from privet.ledger.guarantee import Guarantee
 from privet.ledger.history import History
 from privet.ledger.records import ChargeLabels, ChargeRecord, eps_text
+from privet.ledger.relation import NeighbouringRelation
 from privet.ledger.reservation import Reservation
 from privet.ledger.scope import Scope
 from privet.ledger.tree import ABANDON_MARK, MAX_DEPTH, ReservationState
@@ -172,11 +173,38 @@ class CheckedWrites(History):
         if not commit:
             reservation = self._open_reservation()
             check_entry_size(entry)
+            self._check_moves([(node_id, entry)])
             with self._lock:
                 self._refresh()
                 self._check_charge(node_id, entry, reservation)
             return self._record(node_id, entry, labels, reservation)
         return self._charge_many([(node_id, entry)], labels)[0]
+
+    def _check_moves(self, items: Sequence[tuple[int, Entry]]) -> None:
+        """Refuse a local randomiser's charge where a replaced record can change parts.
+
+        Under replace-one a non-stable partition is composed as if every charge
+        below it also covered adding or removing a record in its part (the
+        replaced record leaves one part and its replacement enters another). An
+        epsilon-LDP report covers a changed value only: a record entering a part
+        adds a report to it, which no epsilon bounds.
+        """
+        if self.relation is not NeighbouringRelation.REPLACE_ONE:
+            return
+        for node_id, entry in items:
+            if not isinstance(entry, LocalRandomiser):
+                continue
+            part = self.unstable_part_above(node_id)
+            if part is not None:
+                raise RelationMismatchError(
+                    f"A local randomiser's reports bound a changed value, not a record "
+                    f"entering or leaving scope {part!r}: under replace-one neighbours a "
+                    "replaced record can move between the parts of that non-stable "
+                    "partition, adding a report to one part and removing one from another. "
+                    "Charge it in a stable partition (scope.partition(..., stable=True): "
+                    "records assigned by who holds them) or outside any partition. Nothing "
+                    "was charged."
+                )
 
     def _open_reservation(self) -> Reservation | None:
         reservation = self._active.get()
@@ -210,6 +238,7 @@ class CheckedWrites(History):
             raise InvalidParameterError("A charge needs the name of its mechanism.")
         for _, entry in items:
             check_entry_size(entry)
+        self._check_moves(items)
         reservation = self._open_reservation()
         with self._write():
             if reservation is not None and not reservation.is_open:
