@@ -111,6 +111,20 @@ def test_bad_parameters_are_refused_with_what_to_fix():
     SecureDiscreteLaplace(epsilon=1e-4, bit_length=50)
     with pytest.raises(InvalidParameterError, match="security_bits"):
         SecureReportNoisyMax(epsilon=1.0, security_bits=4)
+    # the coin probabilities are doubles: past 43 bits the promise no longer holds
+    with pytest.raises(InvalidParameterError, match=r"\[8, 43\].*double precision"):
+        SecureDiscreteLaplace(epsilon=1.0, security_bits=44)
+    SecureDiscreteLaplace(epsilon=1.0, security_bits=43)
+
+
+@pytest.mark.parametrize("security_bits", [40, 43])
+def test_the_coins_keep_their_promised_distance_at_every_allowed_precision(security_bits):
+    """TV(sampled, exact) <= 2**-(s+1) for scales 0.05 to 1e8 (it failed at s = 45 for a
+    scale of 1000: the float coin probabilities cap the precision)."""
+    from privet.mechanisms.bitwise_geometric import geometric_coins
+
+    for scale in np.geomspace(0.05, 1e8, 40):
+        assert geometric_coins(float(scale), security_bits).tv <= 2.0 ** -(security_bits + 1)
 
 
 async def _draw(ctx, kind="laplace", n=3000, epsilon=0.5, scores=(0, 0, 0)):

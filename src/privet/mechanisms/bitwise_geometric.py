@@ -27,6 +27,12 @@ from privet.errors import InvalidParameterError
 DEFAULT_SECURITY_BITS = 40
 """s: the sampled noise is within total variation 2**-s of exact discrete Laplace."""
 
+MAX_SECURITY_BITS = 43
+"""The largest s allowed: the coin probabilities are computed in double precision (a
+slack of 2**-50 per coin), so the distance stops shrinking near 1e-14. At s = 43 it is
+within 0.67 of the promised 2**-(s+1) for scales from 0.05 to 1e8; at 45 a scale of
+1000 already misses it. (The delta charged is computed from the real distance either way.)"""
+
 
 @dataclass(frozen=True)
 class GeometricCoins:

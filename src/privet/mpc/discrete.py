@@ -54,7 +54,15 @@ discrete Laplace. A mechanism at TV τ from an ε-DP one is
   matter: δ = (1 + e**ε) d τ.
 
 With the default ``security_bits=40``, τ <= 2**-40 (1e-12), so δ is about
-1e-12 per release, for J + ... random bits per coin (see :attr:`coin_bits`).
+1e-13 to 1e-11 per release (it grows with Δ and with the number of
+candidates d), for J + ... random bits per coin (see :attr:`coin_bits`).
+``security_bits`` is at most 43: the coin probabilities are computed in double
+precision, and beyond that the distance stops shrinking near 1e-14.
+
+These δ bound the *released* values. The parties' view has one more term, from
+MPyC: a secure comparison opens its input masked with k random bits more than
+its length (k = 30, MPyC's default security parameter ``-K``), within
+statistical distance about 2**-k of a simulation; see docs/learners.md.
 """
 
 from __future__ import annotations
@@ -70,6 +78,7 @@ from privet.errors import InvalidParameterError
 from privet.ledger import ApproxDP
 from privet.mechanisms.bitwise_geometric import (
     DEFAULT_SECURITY_BITS,
+    MAX_SECURITY_BITS,
     GeometricCoins,
     coin_threshold,
     discrete_laplace_delta,
@@ -140,10 +149,12 @@ def _check_common(owner: str, epsilon: Any, sensitivity: Any, security_bits: Any
     _check_positive(owner, "epsilon", epsilon)
     _check_positive(owner, "sensitivity", sensitivity)
     is_int = isinstance(security_bits, int) and not isinstance(security_bits, bool)
-    if not is_int or not 8 <= security_bits <= 80:
+    if not is_int or not 8 <= security_bits <= MAX_SECURITY_BITS:
         raise InvalidParameterError(
-            f"The 'security_bits' parameter of {owner} must be an int in [8, 80]. "
-            f"Got {security_bits!r} instead."
+            f"The 'security_bits' parameter of {owner} must be an int in "
+            f"[8, {MAX_SECURITY_BITS}] (the coin probabilities are computed in double "
+            f"precision, so more bits would not bring the noise closer). Got "
+            f"{security_bits!r} instead."
         )
 
 
@@ -164,7 +175,7 @@ class SecureDiscreteLaplace:
     frac_length : int or None, default=None
         Fractional bits f (default l // 2).
     security_bits : int, default=40
-        s: the sampled noise is within TV 2**-s of exact discrete Laplace.
+        s (8 to 43): the sampled noise is within TV 2**-s of exact discrete Laplace.
 
     Attributes
     ----------

@@ -43,7 +43,8 @@ class SecureNumbers:
         ``"discrete"``: exact discrete Laplace and report-noisy-max
         (:mod:`privet.mpc.discrete`), with a proven (epsilon, delta).
     security_bits : int, default=40
-        The discrete samplers' failure probability is about 2**-security_bits.
+        The discrete samplers' noise is within total variation about
+        2**-security_bits of exact discrete Laplace (8 to 43).
     """
 
     bit_length: int = 32
