@@ -294,6 +294,8 @@ class CheckedWrites(History):
             if held is not None and held != coarse:  # the cost says more than the amount
                 payload["cost"] = held.to_payload()
             event = self._append("reserve", payload)
+            # tied to this process's life before it is committed (a PostgreSQL lock)
+            self._store.hold_reservation(int(event.payload["id"]))
         return int(event.payload["id"])
 
     def _trial_bound(
@@ -316,3 +318,4 @@ class CheckedWrites(History):
         with self._write():
             if self._reservations[rid].status == "open":
                 self._append("close", {"id": rid})
+        self._store.release_reservation(rid)
