@@ -259,3 +259,28 @@ def test_gamma_dlpa_refuses_sums_that_would_overflow() -> None:
     with pytest.raises(PrivetError, match="finite"):
         pm.make_gamma_dlpa(1e-6, parties=3, sensitivity=1e300)
     assert ledger.spent() == Guarantee(0.0)
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda: pm.make_gaussian(sigma=1e300),
+        lambda: pm.make_gaussian(sigma=1e300, discrete=True),
+        lambda: pm.make_gaussian(sigma=1e151),
+        lambda: pm.make_gaussian(rho=1e-310),
+        lambda: pm.LaplaceMechanism(scale=1e300, sensitivity=1e-300),
+        lambda: pm.make_gamma_dlpa(1e-20, parties=3, discrete=True),
+    ],
+)
+def test_noise_the_accounting_or_the_sampler_cannot_handle_is_refused_before_any_charge(build):
+    """Issue 37: make_gaussian(sigma=1e300) charged, then raised OverflowError (sigma**2 in
+    its privacy map); a Laplace loss of 1e-600 was charged as 0; integer gamma shares at
+    scale 1e20 charged, then numpy's negative binomial raised ValueError."""
+    ledger = Ledger(Guarantee.unbounded(), dataset="fuzz")
+    with pytest.raises(PrivetError, match=r"accounting can state|64-bit"):
+        mech = build()
+        mech(
+            np.array([1.0, 2.0] if not isinstance(mech, pm.GammaDLPA) else [[1, 2]] * 3),
+            scope=ledger,
+        )
+    assert ledger.charges == []

@@ -31,6 +31,7 @@ from privet.errors import (
 )
 from privet.learners._params import Interval, StrOptions, validate_params
 from privet.ledger import Guarantee, Ledger, NeighbouringRelation, PrivacyPlan, Scope
+from privet.mechanisms import check_plan
 
 
 class PrivacyWarning(UserWarning):
@@ -310,6 +311,7 @@ class BaseTreeClassifier(ClassifierMixin, BaseEstimator):
         """
         self.schema_ = self._resolve_schema(X, y)
         plan = self.privacy_plan(self.schema_)
+        check_plan(plan, type(self).__name__)  # a release no sampler draws: refused now
         scope = self._fit_scope(plan)
         with self._reserve(plan, scope) as res:
             codes, y_codes = self._prepare(X, y)

@@ -15,7 +15,17 @@ import numpy as np
 from numpy.typing import NDArray
 
 from privet.errors import InvalidParameterError
-from privet.ledger import Ledger, NeighbouringRelation, Scope
+from privet.ledger import (
+    DiscreteGaussian,
+    Entry,
+    Exponential,
+    Gaussian,
+    Laplace,
+    Ledger,
+    NeighbouringRelation,
+    PlanNode,
+    Scope,
+)
 
 MAX_EPSILON = 1e6
 """Largest epsilon a mechanism accepts: beyond it nothing is protected (e^eps overflows)."""
@@ -24,13 +34,33 @@ MIN_MAGNITUDE, MAX_MAGNITUDE = 1e-300, 1e300
 _MAGNITUDES = ("scale", "sigma", "sensitivity")
 
 
-def bounded_loss(sensitivity: float, scale: float, owner: str) -> None:
-    """Refuse a sensitivity / scale ratio (the privacy loss) above MAX_EPSILON."""
+#: Smallest sensitivity / scale ratio (a privacy loss): below it the loss, or a
+#: Gaussian's squared ratio (its zCDP rho), underflows to 0 in floating point and
+#: the ledger cannot state it; the noise drowns any answer anyway.
+MIN_LOSS = 1e-300
+#: A Gaussian's sigma and sensitivity are squared by its accounting: at most this.
+MAX_SQUARED = 1e150
+
+
+def bounded_loss(sensitivity: float, scale: float, owner: str, *, squared: bool = False) -> None:
+    """Refuse a sensitivity / scale ratio (the privacy loss) above MAX_EPSILON, or one
+    the accounting cannot represent: below MIN_LOSS (its square, with ``squared``, for
+    a Gaussian), or a sigma or sensitivity whose square overflows."""
     if sensitivity / scale > MAX_EPSILON:
         raise InvalidParameterError(
             f"{owner}: sensitivity / scale = {sensitivity / scale:.3g} is above "
             f"{MAX_EPSILON:g}, a privacy loss that protects nothing and overflows the "
             "accounting; raise the noise scale."
+        )
+    floor = math.sqrt(MIN_LOSS) if squared else MIN_LOSS
+    if sensitivity / scale < floor or (squared and max(sensitivity, scale) > MAX_SQUARED):
+        what = "sigma and sensitivity at most {MAX_SQUARED:g}, and " if squared else ""
+        raise InvalidParameterError(
+            f"{owner}: sensitivity / scale = {sensitivity / scale:.3g} (scale {scale:g}, "
+            f"sensitivity {sensitivity:g}) is outside what the accounting can state: it "
+            f"needs {what.format(MAX_SQUARED=MAX_SQUARED)}sensitivity / scale at least "
+            f"{floor:g} (below, the privacy loss underflows to 0 in floating point, and the "
+            "noise drowns any answer). Rescale the query; nothing was charged."
         )
 
 
@@ -205,3 +235,55 @@ def scope_of(scope: Any, owner: str) -> Scope:
         f"{owner} needs a ledger scope to charge before it releases anything: pass "
         f"scope=ledger.root (or a child scope); got {scope!r}."
     )
+
+
+#: Largest scale of integer noise (discrete Laplace shares): its draws must stay far
+#: below 2**63 (numpy's negative binomial refuses scales above about 1e18).
+MAX_DISCRETE_SCALE = 1e15
+
+
+def check_entry(entry: Entry, owner: str) -> None:
+    """Refuse an entry whose noise no privet sampler can draw: the same range checks
+    the mechanism that charges it makes when it is built (scale, sigma, epsilon,
+    sensitivity), so that a plan can be refused before anything is charged."""
+    from privet.mechanisms.entries import DistributedLaplace, NoisyMax
+
+    if isinstance(entry, Laplace | DistributedLaplace):
+        scale = positive(entry.scale, "scale", owner)
+        bounded_loss(positive(entry.sensitivity, "sensitivity", owner), scale, owner)
+        if getattr(entry, "discrete", False) and scale > MAX_DISCRETE_SCALE:
+            raise InvalidParameterError(
+                f"The 'scale' parameter of {owner}'s integer noise must be at most "
+                f"{MAX_DISCRETE_SCALE:g} (its draws must fit in 64-bit integers); got {scale:g}."
+            )
+    elif isinstance(entry, Gaussian | DiscreteGaussian):
+        sigma = positive(entry.sigma, "sigma", owner)
+        bounded_loss(positive(entry.sensitivity, "sensitivity", owner), sigma, owner, squared=True)
+    elif isinstance(entry, Exponential | NoisyMax):
+        positive(entry.epsilon, "epsilon", owner)
+        positive(entry.sensitivity, "sensitivity", owner)
+
+
+def check_plan(plan: PlanNode, owner: str) -> None:
+    """Refuse a privacy plan with a release no sampler can draw, before anything is
+    charged: a fit that would charge its first steps and then fail at a later one
+    (a leaf's noise scale out of range) is refused whole."""
+    seen: set[Entry] = set()
+    todo = [plan]
+    while todo:
+        node = todo.pop()
+        for charge in node.charges:
+            if charge.entry in seen:
+                continue
+            seen.add(charge.entry)
+            try:
+                check_entry(charge.entry, owner)
+            except InvalidParameterError as exc:
+                step = f", step {charge.step!r}" if charge.step else ""
+                raise InvalidParameterError(
+                    f"{owner}: the privacy plan holds a release ({charge.mechanism}{step}) "
+                    f"that no sampler can draw: {exc} Change the parameters (epsilon, "
+                    "max_depth, the number of trees); nothing was charged."
+                ) from None
+        todo += [child for child, *_ in node.groups]
+        todo += [child for child, *_ in node.subsamples]

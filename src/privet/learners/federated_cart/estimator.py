@@ -29,10 +29,11 @@ from privet.learners.federated_cart.grower import (
     FederatedTree,
     PartyRows,
     grow,
+    largest_sums,
 )
 from privet.learners.federated_cart.reference import ReferenceOps, ReplayOps
 from privet.ledger import ADD_REMOVE, Claim, Guarantee, Ledger, NonPrivate, PrivacyPlan
-from privet.mechanisms import collusion_guarantee
+from privet.mechanisms import DistributedLaplace, check_entry, collusion_guarantee
 
 
 class FederatedDPTreeClassifier(BaseTreeClassifier):
@@ -203,6 +204,26 @@ class FederatedDPTreeClassifier(BaseTreeClassifier):
             bounds_accounting=str(self.bounds_accounting),
             noise=str(self.noise),
         )
+
+    def _check_drawable(self, params: CartParams) -> None:
+        """Refuse, before anything is charged, a fit whose noisiest sum cannot be drawn
+        (integer shares of a scale too large for 64-bit integers, from a tiny epsilon)."""
+        if params.noise != "discrete":
+            return
+        for step, scale, sens in largest_sums(params):
+            try:
+                check_entry(
+                    DistributedLaplace(
+                        scale=scale, sensitivity=sens, parties=params.parties, discrete=True
+                    ),
+                    "GammaDLPA",
+                )
+            except InvalidParameterError as exc:
+                raise InvalidParameterError(
+                    f"{type(self).__name__}: the {step} of this fit would need integer noise "
+                    f"that cannot be drawn: {exc} Raise epsilon or lower max_depth; nothing "
+                    "was charged."
+                ) from None
 
     def privacy_plan(self, schema: Schema | None = None) -> PrivacyPlan:
         """Worst-case root-to-leaf path of ``fit``, from the parameters and the public schema.
@@ -408,6 +429,7 @@ class FederatedDPTreeClassifier(BaseTreeClassifier):
         self.feature_map_ = feature_map(schema, int(self.num_bins))
         params = self._params(schema, len(parts))
         self.params_ = params
+        self._check_drawable(params)
         plan = self.privacy_plan(schema)
         scope = self._scope(float(self.epsilon))
         caller = type(self).__name__
