@@ -413,14 +413,29 @@ def charged_in_full_on_failure(estimator: Any, scope: Scope, schema: Schema) -> 
     """
     try:
         yield
-    except BaseException:
+    except BaseException as exc:
+        cost = scope.ledger.plan_cost(estimator.privacy_plan(schema))
         scope.charge(
-            scope.ledger.plan_cost(estimator.privacy_plan(schema)),
+            cost,
             mechanism="aborted MPC run (charged in full)",
             caller=type(estimator).__name__,
             step="protocol stopped after launch; opened values unknown",
         )
+        _say_charged(exc, cost)
         raise
+
+
+def _say_charged(exc: BaseException, cost: Guarantee) -> None:
+    """Add to the error the user sees that the run was charged its whole plan."""
+    note = (
+        f"The fit's whole privacy plan ({cost}) was charged: the parties may have opened "
+        "values before the run stopped, and which ones is not known (see the ledger's "
+        "history, 'aborted MPC run'). Retrying charges again."
+    )
+    if isinstance(exc, PrivetError) and exc.args and isinstance(exc.args[0], str):
+        exc.args = (f"{exc.args[0]}\n{note}", *exc.args[1:])  # str(exc): what the CLI prints
+    else:
+        exc.add_note(note)  # Ctrl-C, SystemExit: shown with the traceback
 
 
 @contextlib.contextmanager
