@@ -339,8 +339,18 @@ def check_table(X: Any, schema: Schema, *, numeric: bool = False, owner: str = "
     """``X`` as a 2-D array with the schema's number of columns, or ``SchemaError``.
 
     ``numeric=True`` also requires finite numbers (a float array); ``owner``
-    prefixes the message of a malformed array.
+    prefixes the message of a malformed array. Text (str or bytes) is never parsed
+    into numbers: a numeric table of strings is refused.
     """
+    if numeric:
+        kinds = _dtype_kinds(X)
+        if kinds & set("SUc"):
+            what = "complex numbers" if "c" in kinds else "text (str or bytes)"
+            raise SchemaError(
+                f"{owner + ': ' if owner else ''}X holds {what} where the schema's features are "
+                "numbers; convert the columns to real numbers explicitly (e.g. "
+                "pandas.to_numeric), privet does not parse text into numbers."
+            )
     try:
         arr = check_array(
             X,
@@ -356,6 +366,29 @@ def check_table(X: Any, schema: Schema, *, numeric: bool = False, owner: str = "
             f"features {list(schema.feature_names)}; pass the columns in schema order."
         )
     return arr
+
+
+def _dtype_kinds(X: Any) -> set[str]:
+    """The numpy dtype kinds of a table's values ("S"/"U" for text held as objects);
+    empty when it is not array-like (check_array says why)."""
+    if isinstance(X, pd.DataFrame):
+        columns = [X.iloc[:, j].to_numpy() for j in range(X.shape[1])]
+    else:
+        try:
+            columns = [X if isinstance(X, np.ndarray) else np.asarray(X)]
+        except (TypeError, ValueError):
+            return set()
+    kinds = set()
+    for col in columns:
+        if col.dtype.kind == "O":  # Python objects: look at what they are
+            kinds |= {
+                "S" if isinstance(v, bytes) else "U"
+                for v in col.ravel()
+                if isinstance(v, str | bytes)
+            }
+        else:
+            kinds.add(col.dtype.kind)
+    return kinds
 
 
 def require_fitted(estimator: Any, attribute: str) -> None:

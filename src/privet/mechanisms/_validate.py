@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from collections.abc import Mapping, Set
 from typing import Any
 
 import numpy as np
@@ -164,8 +165,38 @@ def one_of(values: dict[str, Any], owner: str) -> str:
     return given[0]
 
 
+def _not_numbers(values: Any, name: str, owner: str) -> None:
+    """Refuse text (str, bytes), complex numbers, dicts and sets where numbers are
+    expected: numpy would parse b"1" or "1" into 1.0 and drop an imaginary part."""
+    if isinstance(values, Mapping | Set | str | bytes):
+        raise InvalidParameterError(
+            f"The '{name}' argument of {owner} must be an array of numbers; got a "
+            f"{type(values).__name__}. Pass a list or a numpy array."
+        )
+    try:
+        raw = values if isinstance(values, np.ndarray) else np.asarray(values)
+    except (TypeError, ValueError):
+        raise InvalidParameterError(
+            f"The '{name}' argument of {owner} must be a rectangular array of numbers; got "
+            f"a ragged {type(values).__name__} (rows of different lengths)."
+        ) from None
+    kind = raw.dtype.kind
+    if kind == "O":
+        flat = raw.ravel()
+        if any(isinstance(v, str | bytes | complex | np.complexfloating) for v in flat):
+            kind = "U"
+    if kind in "SUc":
+        what = "complex numbers" if kind == "c" else "text (str or bytes)"
+        raise InvalidParameterError(
+            f"The '{name}' argument of {owner} must be an array of real numbers; got "
+            f"{what}. Convert it to numbers explicitly: privet does not parse text or drop "
+            "imaginary parts."
+        )
+
+
 def finite_array(values: Any, name: str, owner: str) -> NDArray[np.float64]:
     """``values`` as a float array with no NaN or infinity."""
+    _not_numbers(values, name, owner)
     try:
         arr = np.asarray(values, dtype=float)
     except (TypeError, ValueError):
@@ -188,6 +219,7 @@ def integer_array(values: Any, name: str, owner: str) -> NDArray[np.int64]:
     Magnitudes of 2^62 and above are refused (unsigned values at 2^63 used to
     wrap around to negative int64 counts; the noise must also fit in int64).
     """
+    _not_numbers(values, name, owner)
     arr = np.asarray(values)
     if arr.dtype == bool or not (
         np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)
