@@ -8,6 +8,8 @@ with a message, and a call that raised must have charged nothing.
 
 from __future__ import annotations
 
+import math
+import numbers
 import warnings
 
 import numpy as np
@@ -17,6 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import privet.learners as learners
+from _alarm import time_limit
 from privet.data import Categorical, Numeric, Schema
 from privet.errors import PrivetError
 from privet.ledger import Guarantee, Ledger, NeighbouringRelation
@@ -165,3 +168,42 @@ def test_byte_strings_ragged_rows_and_complex_numbers_are_refused_by_every_learn
         with pytest.raises(PrivetError):
             model.fit(X, y)
     assert used.spent() == Guarantee(0.0)
+
+
+# Issue 37: wrong types for every numeric parameter of every learner. Each value is
+# refused with a privet error before anything is charged, or is a valid number.
+WRONG_NUMBERS = ["1", None, math.nan, math.inf, -math.inf, True, [1], 1 + 1j, 2**70, -1]
+
+
+def _numeric_params(name: str) -> list[str]:
+    params = getattr(learners, name)().get_params()
+    return [k for k, v in params.items() if isinstance(v, numbers.Real) and not isinstance(v, bool)]
+
+
+NUMERIC_PARAMS = [
+    pytest.param(name, p, id=f"{name}-{p}") for name in CLASSES for p in _numeric_params(name)
+]
+
+
+@pytest.mark.parametrize(("name", "param"), NUMERIC_PARAMS)
+def test_wrong_types_for_every_numeric_parameter(name, param):
+    X, y = _good(n=40, numeric=name in LDP)
+    for value in WRONG_NUMBERS:
+        led = _ledger(name)
+        model = _model(name, led)
+        small = {"max_depth": 2, "n_estimators": 2, "n_trees": 2}
+        model.set_params(**{k: v for k, v in small.items() if k in model.get_params()})
+        model.set_params(**{param: value})
+        used = getattr(model, "ledger", None) or led
+        with warnings.catch_warnings(), time_limit(60):
+            warnings.simplefilter("ignore")
+            try:
+                model.fit(X, y)
+            except PrivetError as exc:
+                assert str(exc)
+                assert used.spent() == Guarantee(0.0), f"{name}({param}={value!r}) charged"
+                continue
+            except Exception as exc:  # the bug this test hunts
+                pytest.fail(f"{name}({param}={value!r}): raw {type(exc).__name__}: {exc}")
+        accepted = isinstance(value, numbers.Real) and not isinstance(value, bool)
+        assert accepted and math.isfinite(value), f"{name}({param}={value!r}) was accepted"

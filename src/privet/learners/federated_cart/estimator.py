@@ -10,6 +10,7 @@ import pandas as pd
 from sklearn.utils.validation import check_array, check_is_fitted
 
 from privet.data import Schema
+from privet.data.attributes import MAX_BINS
 from privet.errors import InvalidParameterError, SchemaError
 from privet.learners._base import (
     BaseTreeClassifier,
@@ -34,6 +35,7 @@ from privet.learners.federated_cart.grower import (
 from privet.learners.federated_cart.reference import ReferenceOps, ReplayOps
 from privet.ledger import ADD_REMOVE, Claim, Guarantee, Ledger, NonPrivate, PrivacyPlan
 from privet.mechanisms import DistributedLaplace, check_entry, collusion_guarantee
+from privet.mechanisms.distributed import MAX_PARTIES
 
 
 class FederatedDPTreeClassifier(BaseTreeClassifier):
@@ -58,7 +60,7 @@ class FederatedDPTreeClassifier(BaseTreeClassifier):
     min_samples_leaf : int, default=10
         A node whose noisy count is at most this on every feature becomes a leaf.
     num_bins : int, default=10
-        Equal-width bins over each numeric attribute's public bounds.
+        Equal-width bins over each numeric attribute's public bounds (at most 1,000,000).
         Categorical attributes are one-hot encoded with 2 bins per category.
     leaf_prop : float, default=0.5
         Share of ``epsilon`` for the leaves; the rest is split evenly over the
@@ -83,9 +85,10 @@ class FederatedDPTreeClassifier(BaseTreeClassifier):
         ``NonPrivate`` with the ideal Laplace epsilon as the paper's claim, and
         the fit needs ``Ledger(budget=Guarantee.unbounded())``.
     n_parties : int, default=5
-        K, when ``fit`` gets one dataset and no ``owners``: its rows are dealt to
-        K owners at random, from OS entropy (a secret deal: the impurity bounds
-        of Alg. 6 depend on which owner holds which row).
+        K (at most 10,000, the gamma DLPA's ``MAX_PARTIES``), when ``fit`` gets one
+        dataset and no ``owners``: its rows are dealt to K owners at random, from
+        OS entropy (a secret deal: the impurity bounds of Alg. 6 depend on which
+        owner holds which row).
     backend : {"reference", "protocol"}, default="reference"
         "reference": all owners in this process (same output distribution).
         "protocol": each owner is its own OS process (privet.mpc launcher,
@@ -138,13 +141,13 @@ class FederatedDPTreeClassifier(BaseTreeClassifier):
         "epsilon": [Interval(Real, 0, None, closed="neither")],
         "max_depth": [Interval(Integral, 0, None, closed="left")],
         "min_samples_leaf": [Interval(Integral, 0, None, closed="left")],
-        "num_bins": [Interval(Integral, 2, None, closed="left")],
+        "num_bins": [Interval(Integral, 2, MAX_BINS, closed="both")],
         "leaf_prop": [Interval(Real, 0, 1, closed="right")],
         "budget_saving": ["boolean"],
         "bounds_prop": [Interval(Real, 0, 1, closed="neither")],
         "bounds_accounting": [StrOptions({"sound", "paper"})],
         "noise": [StrOptions(set(NOISES))],
-        "n_parties": [Interval(Integral, 2, None, closed="left")],
+        "n_parties": [Interval(Integral, 2, MAX_PARTIES, closed="both")],
         "backend": [StrOptions({"reference", "protocol"})],
         "public_domain": [StrOptions({"schema", "infer"})],
         "protocol_timeout": [Interval(Real, 0, None, closed="neither")],
