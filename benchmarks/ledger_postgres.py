@@ -282,10 +282,9 @@ def write(
             "|---|---|---|---|---|",
         ]
         for r in rows:
-            b = next(
-                (o for o in old if o["store"] == r["store"] and int(o["processes"]) == r["processes"]),
-                None,
-            )
+            key = (r["store"], r["processes"])
+            same = [o for o in old if (o["store"], int(o["processes"])) == key]
+            b = same[0] if same else None
             if b is not None:
                 ratio = r["attempts_per_s"] / float(b["attempts_per_s"])
                 lines.append(
