@@ -1,4 +1,5 @@
-"""``privet ledger show|verify|export|history|copy``: read a ledger (and copy it).
+"""``privet ledger show|verify|export|history|copy|init``: read a ledger, copy it, or give a
+dataset its lifetime budget on purpose (``init``).
 
 Each dataset is opened with :meth:`privet.ledger.Ledger.open` and the ledger
 argument exactly as the user gave it; without ``--dataset`` the file's
@@ -182,6 +183,52 @@ def cmd_ledger_history(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_ledger_init(args: argparse.Namespace) -> int:
+    """Write a dataset's lifetime budget into a ledger file on purpose (before any charge)."""
+    from privet.cli._output import UsageError
+    from privet.ledger import Guarantee, Ledger
+
+    budget = Guarantee(args.budget, args.budget_delta)
+    if args.dataset in datasets_in_or_none(args.file):
+        with _opened(args.file, args.dataset) as led:
+            stored, relation = led.budget, led.relation.value
+        if stored != budget or relation != args.relation:
+            raise UsageError(
+                f"Dataset {args.dataset!r} in {args.file} has the lifetime budget {stored} "
+                f"({relation} neighbours), not {budget} ({args.relation}); they cannot be "
+                "changed."
+            )
+        created = False
+    else:
+        Ledger.open(args.file, args.dataset, budget, relation=args.relation).close()
+        created = True
+    if args.json:
+        print_json(
+            {
+                "ledger": args.file,
+                "dataset": args.dataset,
+                "budget": str(budget),
+                "created": created,
+            }
+        )
+    elif created:
+        print(f"Dataset {args.dataset!r} in {args.file}: lifetime budget {budget}.")
+    else:
+        print(f"Dataset {args.dataset!r} in {args.file} already has the lifetime budget {budget}.")
+    return 0
+
+
+def datasets_in_or_none(target: str) -> list[str]:
+    """:func:`datasets_in`, or no dataset where no ledger file exists yet."""
+    import os
+
+    from privet.ledger.postgres_store import is_postgres_url
+
+    if not is_postgres_url(target) and not os.path.isfile(target):
+        return []
+    return datasets_in(target)
+
+
 def cmd_ledger_copy(args: argparse.Namespace) -> int:
     from privet.ledger import copy_ledger
 
@@ -199,7 +246,9 @@ def cmd_ledger_copy(args: argparse.Namespace) -> int:
 
 
 def add_parser(sub: Any) -> None:
-    ledger = sub.add_parser("ledger", help="inspect a ledger (show, verify, export, history)")
+    ledger = sub.add_parser(
+        "ledger", help="inspect a ledger (show, verify, export, history), or init a dataset"
+    )
     lsub = ledger.add_subparsers(dest="ledger_command", metavar="SUBCOMMAND")
 
     def target(p: argparse.ArgumentParser, *, dataset: bool = True) -> None:
@@ -251,6 +300,28 @@ def add_parser(sub: Any) -> None:
     target(history)
     history.add_argument("--json", action="store_true", help="print JSON")
     history.set_defaults(func=cmd_ledger_history)
+
+    init = lsub.add_parser(
+        "init",
+        help="give a dataset its lifetime budget in a ledger file, before any charge",
+        description="Write a dataset's lifetime budget (and neighbouring relation) into a ledger "
+        "file or database, creating it if needed. privet train writes it only when a call goes "
+        "through; init does it on purpose, e.g. for scripts that later omit --budget. Running it "
+        "again with the same budget changes nothing. "
+        "Example: privet ledger init budget.sqlite --dataset credit --budget 2 --budget-delta 1e-5",
+    )
+    init.add_argument("file", help="the ledger: a SQLite file or a postgresql:// URL")
+    init.add_argument("--dataset", required=True, help="the dataset's name")
+    init.add_argument("--budget", type=float, required=True, help="lifetime epsilon")
+    init.add_argument("--budget-delta", type=float, default=0.0, help="lifetime delta (default 0)")
+    init.add_argument(
+        "--relation",
+        choices=["add_remove", "replace_one"],
+        default="add_remove",
+        help="neighbouring relation of every charge (default add_remove)",
+    )
+    init.add_argument("--json", action="store_true", help="print JSON")
+    init.set_defaults(func=cmd_ledger_init)
 
     copy = lsub.add_parser(
         "copy",

@@ -161,8 +161,8 @@ class Ledger(CheckedWrites):
         if budget is not None and budget != self.budget:
             raise InvalidParameterError(
                 f"Dataset {self.dataset!r} in {where} has budget {self.budget}, not {budget}; "
-                "a lifetime budget cannot be changed. Omit budget= to use the stored one, or "
-                "use a new dataset name."
+                "a lifetime budget cannot be changed. Omit budget= to use the stored one (a "
+                "new dataset name is for other rows: these cannot move to another budget)."
             )
         if rel is not None and rel is not self.relation:
             raise InvalidParameterError(
@@ -227,6 +227,50 @@ class Ledger(CheckedWrites):
                     "domains). Use the ledger of that dataset, or a new dataset name. "
                     "Nothing was charged."
                 )
+
+    def check_table(self, X: Any, y: Any = None, *, record: bool = True) -> None:
+        """Refuse rows already charged to another dataset of this ledger file; remember them.
+
+        ``X`` (a DataFrame or 2-D array, columns in the schema's order) and its labels
+        ``y`` are the whole table a call trains on. Its salted fingerprint
+        (:mod:`privet.ledger.fingerprint`: one keyed hash of the sorted row hashes,
+        nothing computed from a single record is kept) is looked up among the tables
+        recorded in the same file or database: the same rows, in any order, recorded
+        for another dataset raise :class:`~privet.errors.SchemaError` naming that
+        dataset. With ``record=True`` (the default) the table is then recorded for
+        this dataset; ``record=False`` only checks. A learner calls this at ``fit``
+        with the rows it is given. An in-memory ledger holds one dataset: nothing to
+        compare with.
+
+        It catches the same rows registered under a second name; a subset, a
+        superset or a re-encoded copy has another fingerprint (docs/ledger.md).
+        """
+        from privet.ledger.fingerprint import row_digests, table_fingerprint
+
+        if not self._store.shared:
+            return
+        digests = row_digests(X, y)
+        with self._lock:
+            if record:
+                with self._store.transaction():
+                    fingerprint = table_fingerprint(digests, self._store.table_salt(create=True))
+                    owner = self._store.record_table(fingerprint)
+                    self._refuse_other_owner(owner, len(digests))
+                return
+            with self._store.snapshot():
+                salt = self._store.table_salt(create=False)
+                owner = (
+                    None
+                    if salt is None
+                    else self._store.table_owner(table_fingerprint(digests, salt))
+                )
+            self._refuse_other_owner(owner, len(digests))
+
+    def _refuse_other_owner(self, owner: str | None, rows: int) -> None:
+        from privet.ledger.fingerprint import clash_message
+
+        if owner is not None and owner != self.dataset:
+            raise SchemaError(clash_message(owner, self.dataset, self._store.describe(), rows))
 
     @property
     def schema_fingerprint(self) -> str | None:
