@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import csv
+import io
+import json
+import math
 import os
 import pty
 import sqlite3
@@ -9,8 +13,9 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 
-from privet.ledger import Guarantee, Ledger
+from privet.ledger import Guarantee, Ledger, gdp_to_epsilon
 
 TRAIN = ["train", "--learner", "dpid3", "--data", "car.csv", "--schema", "car"]
 TRAIN += ["--target", "class", "--ledger", "budget.sqlite", "--seed", "0"]
@@ -90,3 +95,88 @@ def test_ledger_init_writes_a_budget_on_purpose(privet):
     assert other.code == 2 and "cannot be changed" in other.err
     ok = privet(*TRAIN, "--epsilon", "0.5", "--yes")  # no --budget needed any more
     assert ok.code == 0, ok.err
+
+
+def _in_terminal(privet, *args: str, answer: bytes = b"") -> tuple[int, str]:  # type: ignore[no-untyped-def]
+    """``privet *args`` with a terminal on standard input and output (what a user sees)."""
+    master, slave = pty.openpty()
+    env = {**os.environ, "PYTHONWARNINGS": "ignore", "COLUMNS": "100", "TERM": "xterm"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "privet", *args],
+        cwd=privet.dir,
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        env=env,
+    )
+    os.close(slave)
+    if answer:
+        os.write(master, answer)
+    chunks = []
+    while True:
+        try:
+            data = os.read(master, 65536)
+        except OSError:  # the child closed the terminal
+            break
+        if not data:
+            break
+        chunks.append(data)
+    os.close(master)
+    return proc.wait(timeout=120), b"".join(chunks).decode("utf-8", "replace")
+
+
+GBT = ["train", "--learner", "dpgbt", "--data", "car.csv", "--schema", "car", "--target"]
+GBT += ["class", "--ledger", "budget.sqlite", "--budget", "2", "--budget-delta", "1e-5"]
+
+
+@pytest.fixture
+def boosted(privet):  # type: ignore[no-untyped-def]
+    """A DP boosted model (Gaussian leaves) charged to dataset 'car' of budget.sqlite."""
+    res = privet(*GBT, "--epsilon", "1", "--yes")
+    assert res.code == 0, res.err
+    return privet, res
+
+
+# ---------------------------------------------------------------- item 4
+def test_history_and_csv_show_each_gaussian_charge_at_the_budgets_delta(boosted):
+    privet, _ = boosted
+    history = privet("ledger", "history", "budget.sqlite")
+    assert history.code == 0 and "∞" not in history.out
+    assert "σ=" in history.out and "μ=" in history.out and "δ=1e-05" in history.out
+    rows = privet("ledger", "history", "budget.sqlite", "--json").json()
+    export = privet("ledger", "export", "budget.sqlite", "--format", "csv").out
+    read = list(csv.DictReader(io.StringIO(export)))
+    assert len(read) == len(rows) > 10
+    for r in read:
+        assert r["entry"] == "Gaussian" and r["accountant"] == "gdp"
+        eps, sigma, mu = float(r["epsilon"]), float(r["sigma"]), float(r["mu"])
+        assert math.isfinite(eps) and float(r["delta"]) == float(r["at_delta"]) == 1e-5
+        sensitivity = json.loads(r["parameters"])["sensitivity"]
+        assert math.isclose(mu, sensitivity / sigma)
+        # the per-charge figure is the ledger's own, at the budget's delta
+        assert math.isclose(eps, gdp_to_epsilon(mu, 1e-5), rel_tol=1e-9)
+
+
+# ---------------------------------------------------------------- item 5
+def test_ledger_show_collapses_a_boosted_model_and_never_cuts_piped_lines(boosted):
+    privet, _ = boosted
+    short = privet("ledger", "show", "budget.sqlite")
+    full = privet("ledger", "show", "budget.sqlite", "--all")
+    assert short.code == full.code == 0
+    assert len(short.out.splitlines()) <= 12 < 60 < len(full.out.splitlines())
+    assert "partitions like this one" in short.out
+    # piped output is whole: the charge lines end with their caller and step
+    charge_lines = [line for line in full.out.splitlines() if "gaussian" in line]
+    assert charge_lines and all(line.endswith("leaf (G, H)]") for line in charge_lines)
+    assert max(map(len, charge_lines)) > 80
+    shallow = privet("ledger", "show", "budget.sqlite", "--depth", "0")
+    assert "deeper scopes not shown" in shallow.out and len(shallow.out.splitlines()) <= 5
+
+
+# ---------------------------------------------------------------- item 6
+def test_train_ends_with_one_line_about_the_ledger_in_a_terminal(privet):
+    code, screen = _in_terminal(privet, *GBT, "--epsilon", "1", answer=b"y\n")
+    assert code == 0, screen
+    assert "partition into" not in screen and "gaussian" not in screen  # no tree
+    last = [line for line in screen.splitlines() if line.strip()][-1]
+    assert "left" in screen and "privet ledger show budget.sqlite --dataset car" in screen, last

@@ -92,6 +92,10 @@ def interactive() -> bool:
 
 
 def console(*, stderr: bool = False) -> Console:
+    """A rich console on a terminal; when piped, one that never cuts or wraps a line (a
+    pipe has no width: rich would assume 80 columns and crop a tree's lines there)."""
+    if not (sys.stderr if stderr else sys.stdout).isatty():
+        return Console(highlight=False, stderr=stderr, width=1_000_000, soft_wrap=True)
     return Console(highlight=False, stderr=stderr)
 
 

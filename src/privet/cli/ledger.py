@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from privet.cli._output import console, interactive, print_json, print_table
+from privet.cli._output import console, print_json, print_table
 from privet.errors import PrivetError
 
 __all__ = ["add_parser", "datasets_in"]
@@ -59,10 +59,13 @@ def cmd_ledger_show(args: argparse.Namespace) -> int:
         with _opened(args.file, name) as led:
             if args.json:
                 print(led.to_json())
-            elif interactive():
-                console().print(led.report(max_parts=args.max_parts))
-            else:
-                console().print(led.report(max_parts=args.max_parts), soft_wrap=True)
+                continue
+            report = led.report(
+                max_parts=None if args.all else args.max_parts,
+                max_depth=args.depth,
+                collapse=not args.all,
+            )
+            console().print(report)  # piped: no line is cut (privet.cli._output.console)
     return 0
 
 
@@ -130,6 +133,14 @@ _FIELDS = [
     "entry",
     "epsilon",
     "delta",
+    "accountant",
+    "at_delta",
+    "sigma",
+    "scale",
+    "rho",
+    "mu",
+    "noise",
+    "parameters",
     "relation",
     "sensitivity",
     "claim_epsilon",
@@ -137,6 +148,9 @@ _FIELDS = [
     "claim_source",
     "claim_note",
 ]
+"""The CSV columns: ``epsilon`` and ``delta`` are what the ledger proves for the charge
+alone at the budget's delta (``at_delta``, by ``accountant``), next to the noise's own
+parameters (:meth:`privet.ledger.ChargeRecord.to_row`)."""
 
 
 def _eps(v: float) -> str:
@@ -158,7 +172,7 @@ def cmd_ledger_history(args: argparse.Namespace) -> int:
         return 0
     table = []
     for r in rows:
-        proven = _eps(r["epsilon"]) + (f", δ={r['delta']:.2g}" if r["delta"] else "")
+        proven = f"ε={_eps(r['epsilon'])}" + (f", δ={r['delta']:.2g}" if r["delta"] else "")
         claim = "—"
         if r["claim_epsilon"] is not None:
             claim = f"ε={_eps(r['claim_epsilon'])}" + (
@@ -172,11 +186,12 @@ def cmd_ledger_history(args: argparse.Namespace) -> int:
                 r["step"] or r["mechanism"],
                 r["scope"],
                 proven,
+                r["noise"] or "—",
                 claim,
             ]
         )
     print_table(
-        ["time", "dataset", "caller", "step", "scope", "proven ε", "claimed"],
+        ["time", "dataset", "caller", "step", "scope", "proven alone", "noise", "claimed"],
         table,
         title=f"Every charge in {args.file}",
     )
@@ -259,12 +274,25 @@ def add_parser(sub: Any) -> None:
     show = lsub.add_parser(
         "show",
         help="print a ledger's scope tree, costs and claims",
-        description="Print a ledger: scopes, costs, charges and the papers' claims. "
+        description="Print a ledger: scopes, costs, charges and the papers' claims. Repeated "
+        "scopes (a boosted model's trees, a forest's trees, identical leaves) are shown once "
+        "with how many there are; --all shows each. Piped output is never cut. "
         "Example: privet ledger show budget.sqlite --dataset car",
     )
     target(show)
     show.add_argument("--json", action="store_true", help="print JSON instead of a tree")
-    show.add_argument("--max-parts", type=int, default=3, help="parts shown per partition")
+    show.add_argument(
+        "--all",
+        action="store_true",
+        help="every scope, part and charge (default: repeated siblings are shown once, "
+        "with how many there are)",
+    )
+    show.add_argument(
+        "--depth", type=int, default=None, help="show at most this many nested scopes"
+    )
+    show.add_argument(
+        "--max-parts", type=int, default=3, help="kinds of part shown per partition (default 3)"
+    )
     show.set_defaults(func=cmd_ledger_show)
 
     verify = lsub.add_parser(
@@ -294,7 +322,8 @@ def add_parser(sub: Any) -> None:
         "history",
         help="every charge with its time, caller, step, proven cost and the paper's claim",
         description="List every charge of a ledger, oldest first: time (UTC), dataset, caller, "
-        "step, scope, the proven epsilon and the paper's claim. "
+        "step, scope, the (epsilon, delta) proven for the charge alone at the budget's delta, "
+        "its noise's parameters (sigma and sensitivity, rho, mu) and the paper's claim. "
         "Example: privet ledger history budget.sqlite --json",
     )
     target(history)

@@ -501,26 +501,34 @@ class Ledger(CheckedWrites):
         """Every committed charge as a flat row, oldest first (:meth:`ChargeRecord.to_row`).
 
         What a regulator's spreadsheet wants: ``pandas.DataFrame(ledger.charge_rows())``
-        has one row per charge with its time, caller, step, scope, proven (ε, δ)
+        has one row per charge with its time, caller, step, scope, the (ε, δ) proven
+        for it alone at the budget's δ, its noise's parameters (σ and sensitivity, ρ, μ)
         and the paper's claim. ``privet ledger history`` prints these rows.
         """
-        return [c.to_row(self.dataset) for c in self.charges]
+        delta = self.budget.delta
+        return [c.to_row(self.dataset, delta) for c in self.charges]
 
     def claims(self) -> list[ChargeRecord]:
         """The charges that carry a paper's claim, for claimed-vs-proven tables."""
         return [c for c in self.charges if c.claim is not None]
 
-    def report(self, *, max_parts: int = 3, max_depth: int | None = None) -> Any:
+    def report(
+        self, *, max_parts: int | None = 3, max_depth: int | None = None, collapse: bool = True
+    ) -> Any:
         """A rich renderable of the scope tree with costs, charges and claims.
 
-        ``max_parts`` costliest parts of each partition are shown; ``max_depth``
-        (number of nested scopes) cuts deep trees.
+        ``max_parts`` costliest parts of each partition are shown (None: all);
+        ``max_depth`` (number of nested scopes) cuts deep trees; ``collapse`` shows
+        repeated sibling scopes and charges of the same kind once, with how many
+        there are (:mod:`privet.ledger.report`); ``collapse=False`` shows each.
         """
         from privet.ledger.report import render_tree
 
         with self._lock:
             self._refresh()
-            return render_tree(self, max_parts=max_parts, max_depth=max_depth)
+            return render_tree(
+                self, max_parts=max_parts, max_depth=max_depth, collapse=collapse
+            )
 
     def print_report(self, **kwargs: Any) -> None:
         from rich.console import Console
