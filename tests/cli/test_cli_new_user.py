@@ -180,3 +180,39 @@ def test_train_ends_with_one_line_about_the_ledger_in_a_terminal(privet):
     assert "partition into" not in screen and "gaussian" not in screen  # no tree
     last = [line for line in screen.splitlines() if line.strip()][-1]
     assert "left" in screen and "privet ledger show budget.sqlite --dataset car" in screen, last
+
+
+# ---------------------------------------------------------------- item 7
+def test_a_bad_option_names_the_flag_and_violations_are_counted_from_the_top(privet):
+    bad = privet(*TRAIN, "--epsilon", "-1", "--budget", "1", "--yes")
+    assert bad.code == 2 and bad.err.startswith("privet: UsageError: --epsilon must be")
+    assert "parameter" not in bad.err and "call fit again" not in bad.err
+    depth = privet(*TRAIN, "--epsilon", "1", "--max-depth", "-2", "--budget", "1", "--yes")
+    assert depth.code == 2 and "--max-depth must be" in depth.err
+
+    header, *rows = (privet.dir / "car.csv").read_text().splitlines()
+    cells = [r.split(",") for r in rows]
+    cells[4][0] = "free"  # row 5, first column
+    (privet.dir / "one.csv").write_text("\n".join([header, *map(",".join, cells)]) + "\n")
+    cells[2][-1] = "maybe"  # row 3, last column
+    (privet.dir / "two.csv").write_text("\n".join([header, *map(",".join, cells)]) + "\n")
+    base = [*TRAIN[:-4], "--epsilon", "1"]
+    one = privet(*[a if a != "car.csv" else "one.csv" for a in base])
+    assert one.code == 4 and "1 violation;" in one.err and "row 5, column 'buying'" in one.err
+    two = privet(*[a if a != "car.csv" else "two.csv" for a in base])
+    assert two.code == 4 and "2 violations;" in two.err and "row 3, column 'class'" in two.err
+    listed = privet("schema", "check", "two.csv", "car")
+    assert [line.split("\t")[0] for line in listed.out.splitlines()[2:]] == ["3", "5"]
+
+
+# ---------------------------------------------------------------- item 8
+def test_a_gaussian_learner_without_a_delta_is_told_first_how_to_give_one(privet):
+    no_delta = [*GBT[: GBT.index("--budget-delta")], "--epsilon", "1", "--yes"]
+    res = privet(*no_delta)
+    assert res.code == 2 and res.out == ""
+    assert "needs a delta > 0" in res.err and "--budget-delta 1e-05" in res.err
+    assert _datasets(privet) == []
+    # a dataset whose budget has delta 0 for life: refused, with a pure-DP learner as the fix
+    assert privet(*TRAIN, "--epsilon", "0.5", "--budget", "2", "--yes").code == 0
+    stuck = privet(*[a for a in no_delta if a not in ("--budget", "2")])
+    assert stuck.code == 3 and stuck.out == "" and "pure-DP learner" in stuck.err

@@ -21,7 +21,15 @@ from privet.cli._output import DataInvalid
 from privet.data import Categorical, Numeric, Schema, list_datasets, load_schema
 from privet.errors import SchemaError
 
-__all__ = ["Violation", "read_csv", "read_schema", "require_valid", "typed", "violations"]
+__all__ = [
+    "Violation",
+    "count",
+    "read_csv",
+    "read_schema",
+    "require_valid",
+    "typed",
+    "violations",
+]
 
 
 def read_csv(path: str) -> pd.DataFrame:
@@ -178,7 +186,17 @@ def violations(
                 found.append(
                     Violation(int(rows[i]), attr.name, text[i], "not one of the public categories")
                 )
-    return found
+    order = {name: k for k, name in enumerate(columns)}
+    # whole columns first, then row by row (the first listed is the first in the file)
+    return sorted(
+        found,
+        key=lambda v: (v.row is not None, v.row or 0, order.get(v.column, len(order))),
+    )
+
+
+def count(n: int, what: str) -> str:
+    """``1 violation``, ``2 violations``."""
+    return f"{n} {what}" + ("" if n == 1 else "s")
 
 
 def _int_text(v: str) -> str:
@@ -210,9 +228,11 @@ def require_valid(
         "column not in the schema": " (or pass --extra ignore to leave such columns out)",
         "missing value": " (or pass --missing drop to leave out the rows with missing values)",
     }.get(first.problem, "")
+    which = "" if len(found) == 1 else " (the first in the file)"
+    listed = "see it" if len(found) == 1 else "list them all"
     raise DataInvalid(
-        f"{data} does not match {schema_ref}: {len(found)} violations, the first {where}column "
-        f"{first.column!r}: {first.problem}{hint}; list them all with `privet schema check "
+        f"{data} does not match {schema_ref}: {count(len(found), 'violation')}; {where}column "
+        f"{first.column!r}{which}: {first.problem}{hint}; {listed} with `privet schema check "
         f"{flag}{data} {schema_ref}`."
     )
 

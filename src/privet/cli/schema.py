@@ -9,7 +9,7 @@ from typing import Any
 
 import pandas as pd
 
-from privet.cli._io import add_data_options, read_csv, read_schema, violations
+from privet.cli._io import add_data_options, count, read_csv, read_schema, violations
 from privet.cli._output import (
     EXIT_DATA,
     DataInvalid,
@@ -122,13 +122,13 @@ def cmd_schema_check(args: argparse.Namespace) -> int:
             ]
             for v in shown
         ],
-        title=f"{len(found)} violations of {args.schema} in {args.data}",
+        title=f"{count(len(found), 'violation')} of {args.schema} in {args.data}",
     )
     more = len(found) - len(shown)
     tail = f" ({more} more not shown; --max 0 shows all)" if more else ""
     where = "" if interactive() else "# "
     print(
-        f"{where}{len(found)} violations{tail}: fix the data, or the schema from public "
+        f"{where}{count(len(found), 'violation')}{tail}: fix the data, or the schema from public "
         "knowledge only.",
         file=sys.stderr,
     )

@@ -374,7 +374,10 @@ def cmd_train(args: argparse.Namespace) -> int:
         train, test = frame[~held_out], frame[held_out]
         X, y = train[list(schema.feature_names)], train[schema.target.name]
         with working(f"Training {choice.class_name}...", quiet=args.json):
-            est.fit(X, y)  # an MPC learner's openings and steps show in the spinner
+            try:
+                est.fit(X, y)  # an MPC learner's openings and steps show in the spinner
+            except InvalidParameterError as exc:
+                raise _flag_error(exc) from None
         if led is not None:  # the whole table is this dataset's (the fit recorded its rows)
             led.check_table(X_all, y_all)
         score = None
