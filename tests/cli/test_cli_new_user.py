@@ -216,3 +216,28 @@ def test_a_gaussian_learner_without_a_delta_is_told_first_how_to_give_one(privet
     assert privet(*TRAIN, "--epsilon", "0.5", "--budget", "2", "--yes").code == 0
     stuck = privet(*[a for a in no_delta if a not in ("--budget", "2")])
     assert stuck.code == 3 and stuck.out == "" and "pure-DP learner" in stuck.err
+
+
+# ---------------------------------------------------------------- item 10
+def test_schema_check_validates_the_schema_file_itself_first(privet):
+    doc = json.loads(privet("schema", "infer", "car.csv", "--target", "class").out)
+    assert privet("schema", "check", "car.csv", "car").code == 0
+    (privet.dir / "good.json").write_text(json.dumps(doc))
+    alone = privet("schema", "check", "good.json")
+    assert alone.code == 0 and "a valid privet schema (6 attributes" in alone.out
+    doc["attributes"][0]["categories"] += doc["attributes"][0]["categories"][:1]
+    doc["attributes"][1]["bins"] = [3]  # cut points on a categorical attribute
+    doc["target"]["categories"] = doc["target"]["categories"][:1]
+    (privet.dir / "bad.json").write_text(json.dumps(doc))
+    res = privet("schema", "check", "car.csv", "bad.json")
+    assert res.code == 4 and "The data was not read" in res.err
+    places = [line.split("\t")[0] for line in res.out.splitlines()[2:]]
+    assert places == ["attributes[0].categories", "attributes[1]", "target.categories"]
+    as_json = privet("schema", "check", "bad.json", "--json")
+    assert as_json.code == 4 and len(as_json.json()["schema_problems"]) == 3
+    train = privet(*TRAIN[:-4], "--schema", "bad.json", "--epsilon", "1")
+    assert (
+        train.code == 4
+        and "3 problems" in train.err
+        and "privet schema check bad.json" in train.err
+    )
