@@ -241,3 +241,14 @@ def test_schema_check_validates_the_schema_file_itself_first(privet):
         and "3 problems" in train.err
         and "privet schema check bad.json" in train.err
     )
+
+
+# ---------------------------------------------------------------- item 13
+def test_a_forest_shows_a_progress_bar_in_a_terminal_and_nothing_when_piped(privet):
+    forest = [*TRAIN[:-4], "--learner", "dpforest", "--epsilon", "1"]
+    forest += ["--option", "n_estimators=20", "--out", "forest"]
+    code, screen = _in_terminal(privet, *forest)
+    assert code == 0, screen
+    assert "trees" in screen and "20/20" in screen and "━" in screen  # steps done of the total
+    piped = privet(*forest)
+    assert piped.code == 0 and "20/20" not in piped.out + piped.err and "━" not in piped.out
