@@ -252,3 +252,32 @@ def test_a_forest_shows_a_progress_bar_in_a_terminal_and_nothing_when_piped(priv
     assert "trees" in screen and "20/20" in screen and "━" in screen  # steps done of the total
     piped = privet(*forest)
     assert piped.code == 0 and "20/20" not in piped.out + piped.err and "━" not in piped.out
+
+
+# ---------------------------------------------------------------- item 11
+def test_a_score_says_plainly_when_the_majority_class_is_not_beaten():
+    from privet.cli._scores import Score
+
+    truth = np.array(["good"] * 675 + ["bad"] * 325)
+    poor = Score.of(np.where(np.arange(1000) < 665, truth, "x"), truth)
+    assert (poor.accuracy, poor.majority_class, poor.majority_rate) == (0.665, "good", 0.675)
+    lines = poor.lines("Held-out accuracy", "exact")
+    assert "always answering 'good'" in lines[0] and "0.675" in lines[0]
+    assert len(lines) == 2 and lines[1].startswith("Warning: this model does not beat")
+    good = Score.of(truth, truth)
+    assert good.beats_majority and len(good.lines("x", "y")) == 1
+
+
+def test_train_and_predict_print_the_majority_class_rate_beside_the_accuracy(privet):
+    res = privet(*TRAIN[:-4], "--epsilon", "1", "--test-size", "0.3", "--json")
+    assert res.code == 0, res.err
+    summary = res.json()
+    assert summary["test_majority_class"] == "unacc"
+    assert summary["test_beats_majority"] == (
+        summary["test_accuracy"] > summary["test_majority_rate"]
+    )
+    pred = privet("predict", "--model", "privet-model", "--data", "car.csv")
+    assert pred.code == 0
+    assert "always answering 'unacc', the most common class in these rows, scores 0.700" in pred.err
+    accuracy = float(pred.err.split("(1728 rows): ")[1].split(";")[0])
+    assert ("does not beat" in pred.err) == (accuracy <= 1210 / 1728)
