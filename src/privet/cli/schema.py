@@ -210,8 +210,8 @@ def add_parser(sub: Any) -> None:
         description="Check the schema file itself first (every problem, with its place; the "
         "format is in docs/schema.md), then DATA.csv against it without training: every "
         "violation with its row (1 = first data row), column, value and problem. Exit 4 if "
-        "there is any. Examples: privet schema check schema.json (the file alone); "
-        "privet schema check patients.csv schema.json",
+        "there is any. Example: privet schema check patients.csv schema.json (or "
+        "privet schema check schema.json for the file alone)",
     )
     check.add_argument("data", nargs="?", help="the CSV (omit it to check the schema file alone)")
     check.add_argument(

@@ -75,9 +75,8 @@ def _meaning_problems(
     doc: dict[str, Any], skip: set[Any], *, whole: bool
 ) -> list[tuple[tuple[Any, ...], str]]:
     """What the JSON Schema cannot say, for each attribute it found no fault with, then
-    (when nothing else is wrong) for the whole schema."""
+    (when nothing else is wrong) for the whole schema: unique column names."""
     from privet.data.attributes import attribute_from_dict
-    from privet.data.schema import Schema
 
     found = []
     for k, attr in enumerate(doc.get("attributes", [])):
@@ -92,10 +91,16 @@ def _meaning_problems(
         except SchemaError as exc:
             found.append((("target",), str(exc)))
     if not found and whole:
-        try:
-            Schema.from_dict(doc)
-        except SchemaError as exc:
-            found.append(((), str(exc)))
+        names = [a["name"] for a in doc["attributes"]] + [doc["target"]["name"]]
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:
+            found.append(
+                (
+                    (),
+                    f"the column names {twice} appear more than once (features and class "
+                    "together); every column needs a unique name",
+                )
+            )
     return found
 
 
