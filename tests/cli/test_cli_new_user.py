@@ -57,8 +57,8 @@ def test_the_same_rows_under_another_dataset_name_are_refused_naming_the_first(p
 # ---------------------------------------------------------------- item 2
 def test_a_call_that_fails_writes_no_budget(privet):
     bad = privet(*TRAIN, "--epsilon", "-1", "--budget", "2", "--budget-delta", "1e-5", "--yes")
+    assert _datasets(privet) == []  # the refused call wrote no budget
     assert bad.code == 2 and "--epsilon" in bad.err
-    assert _datasets(privet) == []
     ok = privet(*TRAIN, "--epsilon", "0.5", "--budget", "2", "--yes")  # delta 0 this time
     assert ok.code == 0, ok.err
     with Ledger.open(privet.dir / "budget.sqlite", "car") as led:
