@@ -216,6 +216,9 @@ def test_a_gaussian_learner_without_a_delta_is_told_first_how_to_give_one(privet
     assert privet(*TRAIN, "--epsilon", "0.5", "--budget", "2", "--yes").code == 0
     stuck = privet(*[a for a in no_delta if a not in ("--budget", "2")])
     assert stuck.code == 3 and stuck.out == "" and "pure-DP learner" in stuck.err
+    # without a ledger file the call's own ledger has the learner's delta: a finite plan
+    own = privet(*GBT[: GBT.index("--ledger")], "--epsilon", "1", "--out", "own")
+    assert own.code == 0 and "the ledger proves: ε=1, δ=1e-05" in own.out, own.out
 
 
 # ---------------------------------------------------------------- item 10

@@ -174,11 +174,16 @@ def _create(args: argparse.Namespace, dataset: str, budget: Any) -> Any:
 
 def _plan_report(est: Any, led: Any) -> dict[str, Any]:
     from privet.ledger import Guarantee, Ledger
+    from privet.ledger.budget import MAX_EPSILON
 
     plan = est.privacy_plan() if hasattr(est, "privacy_plan") else None
-    probe = led if led is not None else Ledger(budget=Guarantee.unbounded(), dataset="plan")
     if plan is None:
         return {"description": "no privacy: the learner releases exact values", "proven": "inf"}
+    if led is not None:
+        probe = led
+    else:  # the call's own ledger: read the plan at the delta it was calibrated for
+        delta = getattr(plan, "delta", None) or est.get_params().get("delta") or 0.0
+        probe = Ledger(budget=Guarantee(MAX_EPSILON, float(delta)), dataset="plan")
     cost = probe.plan_cost(plan)
     out = {
         "description": plan.description,
