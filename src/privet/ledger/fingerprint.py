@@ -6,11 +6,12 @@ columns or domains; this catches the *same rows* registered under a second datas
 name of one ledger file or database, the way round a lifetime budget that a user
 finds first (``--dataset again --budget 1`` on the same CSV).
 
-What is stored. Each row's values are written as canonical text (numbers as
-floats, ``-0.0`` as ``0.0``, missing values as ``nan``, everything else as
-``str``) and hashed (BLAKE2b, 16 bytes); the row hashes are sorted, so the order
-of the rows does not matter, and the table's fingerprint is
-``HMAC-SHA256(salt, sorted row hashes)``. Only that one value per table is
+What is stored. Each row's values are read canonically (numbers as floats, so
+``3``, ``3.0`` and ``"3"`` are one value, ``-0.0`` is ``0.0``; anything else as its
+``str``) and hashed to 64 bits (vectorised: SplitMix64 for numbers, BLAKE2b once per
+distinct text value, chained over the row's columns); the row hashes are sorted, so
+the order of the rows does not matter, and the table's fingerprint is
+``HMAC-SHA256(salt, row count, sorted row hashes)``. Only that one value per table is
 stored, never anything computed from a single record: the row hashes live in
 memory for the length of the call. The salt is 32 random bytes made once per
 ledger store (the SQLite file, the PostgreSQL schema) and kept in its ``meta``
@@ -53,26 +54,50 @@ __all__ = [
 SALT_KEY = "table-salt"
 TABLE_PREFIX = "table:"
 
-_SEP = "\x1f"  # the ASCII unit separator between a row's cells
-
 
 def new_salt() -> str:
     """32 random bytes from the OS, as hex: a ledger store's salt."""
     return secrets.token_hex(32)
 
 
-def _canonical_column(col: pd.Series) -> pd.Series:
-    """A column as text that does not depend on how it was read: numbers as floats."""
-    present = col.notna()
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_MISSING_TEXT = np.uint64(0x5A17E5A17E5A17E5)
+
+
+def _mix(z: np.ndarray) -> np.ndarray:
+    """SplitMix64's finaliser, element-wise (uint64 arithmetic wraps around)."""
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
+
+
+def _number_hashes(nums: np.ndarray) -> np.ndarray:
+    """Hashes of floats: ``-0.0`` is ``0.0`` and every NaN is one value."""
+    nums = np.where(np.isnan(nums), np.nan, nums + 0.0)
+    return _mix(nums.view(np.uint64) ^ np.uint64(1))
+
+
+def _cell_hashes(col: pd.Series) -> np.ndarray:
+    """One 64-bit hash per cell of its canonical value: numbers as floats (text that
+    reads as a number included), anything else as its ``str``. Decided and hashed once
+    per distinct value."""
     if pd.api.types.is_bool_dtype(col) or pd.api.types.is_numeric_dtype(col):
-        nums = pd.to_numeric(col, errors="coerce").astype(float)
+        return _number_hashes(pd.to_numeric(col, errors="coerce").to_numpy(dtype=float))
+    codes, uniques = pd.factorize(col, use_na_sentinel=True)
+    values = pd.Series(np.asarray(uniques, dtype=object))
+    nums = pd.to_numeric(values, errors="coerce").to_numpy(dtype=float)
+    if not values.map(lambda v: isinstance(v, bool | np.bool_)).any() and not np.isnan(nums).any():
+        table = _number_hashes(np.append(nums, np.nan))  # every value a number; missing: NaN
     else:
-        nums = pd.to_numeric(col.where(present), errors="coerce")
-        if not nums[present].notna().all() or col[present].map(lambda v: isinstance(v, bool)).any():
-            return col.map(lambda v: "nan" if v is None or v != v else str(v))
-        nums = nums.astype(float)
-    nums = nums + 0.0  # -0.0 and 0.0 are one value
-    return nums.map(repr)
+        table = np.array(
+            [
+                int.from_bytes(hashlib.blake2b(str(v).encode(), digest_size=8).digest(), "big")
+                for v in values
+            ]
+            + [int(_MISSING_TEXT)],
+            dtype=np.uint64,
+        )
+    return table[codes]  # code -1 (missing) picks the last entry
 
 
 def _frame(X: Any, y: Any = None) -> pd.DataFrame:
@@ -85,29 +110,30 @@ def _frame(X: Any, y: Any = None) -> pd.DataFrame:
     return frame
 
 
-def row_digests(X: Any, y: Any = None) -> list[bytes]:
-    """One 16-byte hash per row of ``X`` (with its label ``y`` appended), sorted.
+def row_digests(X: Any, y: Any = None) -> np.ndarray:
+    """One 64-bit hash per row of ``X`` (with its label ``y`` appended), sorted.
 
-    ``X`` is a DataFrame or a 2-D array, in a fixed column order (the schema's).
+    ``X`` is a DataFrame or a 2-D array, in a fixed column order (the schema's). Each
+    cell's canonical value is hashed (numbers through SplitMix64, text through
+    BLAKE2b once per distinct value) and a row's cells are chained in column order.
     The hashes stay in memory: only :func:`table_fingerprint` of them is stored.
     """
     frame = _frame(X, y)
     if frame.shape[1] == 0 or frame.shape[0] == 0:
-        return []
-    text = _canonical_column(frame[0])
-    for c in frame.columns[1:]:
-        text = text + _SEP + _canonical_column(frame[c])
-    return sorted(
-        hashlib.blake2b(row.encode("utf-8"), digest_size=16).digest() for row in text.tolist()
-    )
+        return np.zeros(0, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        h = np.full(frame.shape[0], _GOLDEN, dtype=np.uint64)
+        for j in frame.columns:
+            cells = _cell_hashes(frame[j]) + np.uint64(j + 1) * _GOLDEN
+            h = _mix(h ^ _mix(cells))
+    return np.sort(h)
 
 
-def table_fingerprint(digests: list[bytes], salt: str) -> str:
-    """``HMAC-SHA256(salt, sorted row hashes)`` in hex: the table, in any row order."""
+def table_fingerprint(digests: np.ndarray, salt: str) -> str:
+    """``HMAC-SHA256(salt, row count, sorted row hashes)`` in hex: the table, any row order."""
     mac = hmac.new(bytes.fromhex(salt), digestmod=hashlib.sha256)
     mac.update(len(digests).to_bytes(8, "big"))
-    for d in digests:
-        mac.update(d)
+    mac.update(np.asarray(digests, dtype=">u8").tobytes())
     return mac.hexdigest()
 
 
