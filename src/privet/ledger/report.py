@@ -39,7 +39,14 @@ def _g(g: Guarantee) -> str:
     return str(g)
 
 
-def _charge_line(rec: ChargeRecord, delta: float, times: int = 1) -> Text:
+def _steps(first: ChargeRecord, last: ChargeRecord) -> str:
+    """``split, depth 0 … split, depth 2`` for a run of charges of one kind."""
+    return first.step if last.step == first.step else f"{first.step} … {last.step}"
+
+
+def _charge_line(
+    rec: ChargeRecord, delta: float, times: int = 1, last: ChargeRecord | None = None
+) -> Text:
     line = Text()
     line.append(f"{rec.mechanism}", style="bold")
     if times > 1:
@@ -52,7 +59,7 @@ def _charge_line(rec: ChargeRecord, delta: float, times: int = 1) -> Text:
         line.append(f"  ({noise})")
     elif rec.sensitivity is not None:
         line.append(f"  Δ={rec.sensitivity:g}")
-    who = ": ".join(x for x in (rec.caller, rec.step) if x)
+    who = ": ".join(x for x in (rec.caller, _steps(rec, last or rec)) if x)
     if who:
         line.append(f"  [{who}]", style="dim")
     if rec.claim is not None:
@@ -150,26 +157,30 @@ def render_tree(
         table = Table(title="Claimed vs proven, per charge", show_lines=False)
         for col in ("scope", "step", "mechanism", "claimed", "proven", "source"):
             table.add_column(col)
-        shown_claims = claims
+        runs = [[rec] for rec in claims]
         if collapse:  # one row per kind of claim, with how many charges carry it
-            shown_claims = [run[0] for run in _runs(claims, _kind)]
-        for rec in shown_claims[:50]:
+            kinds: dict[Any, list[ChargeRecord]] = {}
+            for rec in claims:
+                kinds.setdefault(_kind(rec), []).append(rec)
+            runs = list(kinds.values())
+        for run in runs[:50]:
+            rec = run[0]
             c = rec.claim
             assert c is not None
             claimed = Guarantee(c.epsilon, c.delta)
             proven = alone(rec.entry, led.budget.delta).guarantee
             style = "red" if proven.epsilon > claimed.epsilon * (1 + 1e-9) else ""
             table.add_row(
-                rec.path,
-                rec.step,
+                rec.path + (f" (and {len(run) - 1} more)" if len(run) > 1 else ""),
+                _steps(rec, run[-1]),
                 rec.mechanism,
                 _g(claimed),
                 Text(_g(proven), style=style),
                 c.source,
             )
-        if len(shown_claims) > 50:
-            table.caption = f"{len(shown_claims) - 50} more charges with claims not shown"
-        elif len(shown_claims) < len(claims):
+        if len(runs) > 50:
+            table.caption = f"{len(runs) - 50} more rows not shown"
+        elif len(runs) < len(claims):
             table.caption = (
                 f"{len(claims)} charges with claims, one row per kind (--all: every charge)"
             )
@@ -183,7 +194,7 @@ def _render_charges(led: Ledger, node: Any, tree: Tree, collapse: bool) -> None:
     if collapse:
         runs = _runs(records, _kind)
         for run in runs[:MAX_CHARGES_SHOWN]:
-            tree.add(_charge_line(run[0], delta, len(run)))
+            tree.add(_charge_line(run[0], delta, len(run), run[-1]))
         if len(runs) > MAX_CHARGES_SHOWN:
             tree.add(Text(f"… {len(runs) - MAX_CHARGES_SHOWN} more kinds of charge", style="dim"))
         return
