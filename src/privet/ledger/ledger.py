@@ -526,9 +526,7 @@ class Ledger(CheckedWrites):
 
         with self._lock:
             self._refresh()
-            return render_tree(
-                self, max_parts=max_parts, max_depth=max_depth, collapse=collapse
-            )
+            return render_tree(self, max_parts=max_parts, max_depth=max_depth, collapse=collapse)
 
     def print_report(self, **kwargs: Any) -> None:
         from rich.console import Console
