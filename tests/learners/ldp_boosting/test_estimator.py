@@ -23,6 +23,11 @@ from privet.testing import assert_dp
 NOISE_OFF = {"i_understand_this_is_not_private": True}
 
 
+def _unbounded() -> Ledger:
+    """The explicit ledger the paper-faithful variant needs (replace-one, unbounded)."""
+    return Ledger(budget=Guarantee.unbounded(), relation="replace_one")
+
+
 def test_noise_off_matches_sklearn_samme_stumps(grid_data):
     """Without noise the boosted stumps track scikit-learn's SAMME on depth-1 trees.
 
@@ -37,7 +42,12 @@ def test_noise_off_matches_sklearn_samme_stumps(grid_data):
     sk.fit(Xtr, ytr)
     with without_noise(**NOISE_OFF):
         clf = LDPBoostingClassifier(
-            base="stump", n_rounds=10, schema=schema, strict=False, random_state=0
+            base="stump",
+            n_rounds=10,
+            schema=schema,
+            strict=False,
+            ledger=_unbounded(),
+            random_state=0,
         ).fit(Xtr, ytr)
     assert [s.feature for s in clf.estimators_[:2]] == [
         int(e.tree_.feature[0]) for e in sk.estimators_[:2]
@@ -53,7 +63,9 @@ def test_samme_alphas_follow_alg1(grid_data):
     """alpha_m = log((1 - err_m) / err_m) + log(K - 1) from the released errors."""
     Xtr, ytr, _, _, schema = grid_data
     with without_noise(**NOISE_OFF):
-        clf = LDPBoostingClassifier(n_rounds=4, schema=schema, strict=False, random_state=0)
+        clf = LDPBoostingClassifier(
+            n_rounds=4, schema=schema, strict=False, ledger=_unbounded(), random_state=0
+        )
         clf.fit(Xtr[:4000], ytr[:4000])
     err = clf.estimator_errors_
     np.testing.assert_allclose(clf.estimator_weights_, np.log((1 - err) / err))
@@ -89,11 +101,22 @@ def test_strict_ledger_total_is_epsilon(small, base, mechanism):
 @pytest.mark.parametrize("base", ["stump", "centroid", "logistic"])
 def test_faithful_is_reported_non_private(small, base):
     X, y, schema = small
-    clf = LDPBoostingClassifier(base=base, n_rounds=3, schema=schema, strict=False, random_state=0)
+    clf = LDPBoostingClassifier(
+        base=base, n_rounds=3, schema=schema, strict=False, ledger=_unbounded(), random_state=0
+    )
     clf.fit(X, y)
     assert math.isinf(clf.privacy_spent_.epsilon)
     claims = {c.claim.epsilon for c in clf.ledger_.claims()}
     assert 0.0 in claims and 1.0 in claims  # the paper's claims shown next to the proof
+
+
+def test_faithful_is_never_implicit(small):
+    """strict=False without a ledger would train a non-private model: refused (issue 33)."""
+    X, y, schema = small
+    clf = LDPBoostingClassifier(n_rounds=3, schema=schema, strict=False, random_state=0)
+    with pytest.raises(BudgetExceededError, match=r"nothing was charged.*Guarantee.unbounded"):
+        clf.fit(X, y)
+    assert not hasattr(clf, "estimators_") and not hasattr(clf, "ledger_")
 
 
 def test_faithful_refused_on_finite_budget(small):
@@ -242,6 +265,7 @@ def test_faithful_leaks_strict_does_not(small):
                     owners_per_round=3,
                     schema=schema,
                     strict=strict,
+                    ledger=None if strict else _unbounded(),
                     random_state=0,
                 )
                 out[i] = clf.fit(X, labels).estimator_errors_[0]

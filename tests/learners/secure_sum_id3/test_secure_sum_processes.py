@@ -14,6 +14,11 @@ from privet.mpc import MPCPartyError
 pytestmark = pytest.mark.mpc
 
 
+def _unbounded() -> Ledger:
+    """The explicit unbounded ledger the paper's exact protocol needs."""
+    return Ledger(budget=Guarantee.unbounded())
+
+
 def canonical(tree, node=0):
     f = int(tree.feature[node])
     if f < 0:
@@ -36,7 +41,9 @@ def test_both_backends_and_plaintext_id3_give_identical_trees(small):
     plain = ID3Classifier(criterion="entropy", max_depth=100, schema=schema).fit(X, y)
     trees = {}
     for backend in ("reference", "shamir", "mpyc"):
-        est = SecureSumID3Classifier(schema=schema, n_parties=4, backend=backend, random_state=2)
+        est = SecureSumID3Classifier(
+            schema=schema, n_parties=4, backend=backend, random_state=2, ledger=_unbounded()
+        )
         trees[backend] = canonical(est.fit(X, y).tree_)
         if backend != "reference":
             stats = est.run_stats_
@@ -46,9 +53,16 @@ def test_both_backends_and_plaintext_id3_give_identical_trees(small):
 
 def test_verify_all_subsets_with_three_parties(small):
     schema, X, y = small
-    ref = SecureSumID3Classifier(schema=schema, max_depth=2, random_state=1).fit(X, y)
+    ref = SecureSumID3Classifier(
+        schema=schema, max_depth=2, random_state=1, ledger=_unbounded()
+    ).fit(X, y)
     est = SecureSumID3Classifier(
-        schema=schema, max_depth=2, backend="shamir", verify="all", random_state=1
+        schema=schema,
+        max_depth=2,
+        backend="shamir",
+        verify="all",
+        random_state=1,
+        ledger=_unbounded(),
     ).fit(X, y)
     assert canonical(est.tree_) == canonical(ref.tree_)
 
@@ -62,7 +76,9 @@ def test_verify_all_subsets_with_three_parties(small):
 )
 def test_tampering_party_is_detected(small, kind, match):
     schema, X, y = small
-    est = SecureSumID3Classifier(schema=schema, max_depth=2, backend="shamir", n_parties=3)
+    est = SecureSumID3Classifier(
+        schema=schema, max_depth=2, backend="shamir", n_parties=3, ledger=_unbounded()
+    )
     est._testing_tamper = {"party": 1, "round": 1, "kind": kind}
     with pytest.raises(MPCPartyError, match=match) as info:
         est.fit(X, y)
@@ -77,9 +93,16 @@ def test_a_consistent_shift_goes_undetected_over_processes(small):
     the error polynomial (see test_secure_sum_id3): the run ends normally, with a wrong
     root total, even with verify="all"."""
     schema, X, y = small
-    ref = SecureSumID3Classifier(schema=schema, max_depth=1, n_parties=3).fit(X, y)
+    ref = SecureSumID3Classifier(schema=schema, max_depth=1, n_parties=3, ledger=_unbounded()).fit(
+        X, y
+    )
     est = SecureSumID3Classifier(
-        schema=schema, max_depth=1, backend="shamir", n_parties=3, verify="all"
+        schema=schema,
+        max_depth=1,
+        backend="shamir",
+        n_parties=3,
+        verify="all",
+        ledger=_unbounded(),
     )
     # rounds: 0 the root's class totals, 1 its split counts, 2 the leaves' class totals
     est._testing_tamper = {"party": 1, "round": 2, "kind": "shift"}

@@ -86,7 +86,9 @@ class LDPBoostingClassifier(ClassifierMixin, BaseEstimator):
         edges: the middle of the range), and the public classes.
     ledger : Ledger, Scope or None, default=None
         A replace-one ledger (local randomisers are accounted under replace-one).
-        ``None``: a new ledger with budget epsilon (strict) or unbounded (faithful).
+        ``None``: a new ledger with budget epsilon (strict). The faithful variant
+        (``strict=False``) releases exact sums and needs an explicit
+        ``Ledger(budget=Guarantee.unbounded(), relation="replace_one")``.
     secure_sum : {"reference", "mpc"}, default="reference"
         "mpc" runs each secure sum as ``n_parties`` MPyC processes over TCP, the
         owners grouped into them; "reference" computes the same fixed-point sums
@@ -255,7 +257,16 @@ class LDPBoostingClassifier(ClassifierMixin, BaseEstimator):
         led = self.ledger
         name = type(self).__name__
         needs_unbounded = (not self.strict) or noise_is_off()
-        if led is None:
+        if led is None and not self.strict:  # a non-private fit is never implicit
+            refuse_non_private(
+                self,
+                what="The paper-faithful variant (strict=False) opens exact weighted-error sums "
+                "and exact labels.",
+                fix="Use strict=True, or pass ledger=Ledger(budget=Guarantee.unbounded(), "
+                "relation='replace_one') to run it knowingly and see it reported as "
+                "epsilon = infinity.",
+            )
+        if led is None:  # the noise-off testing hook was acknowledged by its keyword
             budget = Guarantee.unbounded() if needs_unbounded else Guarantee(float(self.epsilon))
             self.ledger_ = Ledger(budget=budget, relation=REPLACE_ONE, dataset="owners' data")
             return self.ledger_.root

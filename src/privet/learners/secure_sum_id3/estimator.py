@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from privet.data import Schema
-from privet.errors import InvalidParameterError, MPCError, SchemaError
+from privet.errors import BudgetExceededError, InvalidParameterError, MPCError, SchemaError
 from privet.learners._base import (
     BaseTreeClassifier,
     _validate_params,
@@ -29,9 +29,7 @@ from privet.learners.secure_sum_id3.grower import TreeArrays
 from privet.learners.secure_sum_id3.reference import grow_reference
 from privet.ledger import (
     Claim,
-    Guarantee,
     Laplace,
-    Ledger,
     NeighbouringRelation,
     NonPrivate,
     PrivacyPlan,
@@ -79,7 +77,9 @@ class SecureSumID3Classifier(BaseTreeClassifier):
     Parameters
     ----------
     epsilon : float or None, default=None
-        Total budget of the DP variant; None runs the exact protocol.
+        Total budget of the DP variant; None runs the exact protocol, which has no
+        DP guarantee and is refused unless ``ledger`` is given with
+        ``budget=Guarantee.unbounded()`` (a non-private fit is never implicit).
     max_depth : int or None, default=None
         Maximum number of splits on a path. None: no limit in the exact
         protocol (Alg. 3 stops when no attribute is left), and
@@ -251,7 +251,16 @@ class SecureSumID3Classifier(BaseTreeClassifier):
                 f"n_parties={self.n_parties}: one party only has nothing to sum with; fit "
                 "an ID3Classifier on its own data instead."
             )
-        if self.epsilon is None and self.ledger is not None:
+        if self.epsilon is None and self.ledger is None:
+            raise BudgetExceededError(
+                f"{type(self).__name__}(epsilon=None) runs the paper's protocol, which "
+                "releases the exact counts of every tree node to every party (seed 001, Alg. "
+                "3): no DP guarantee (epsilon = infinity). A non-private fit needs an explicit "
+                "unbounded ledger: pass ledger=Ledger(budget=Guarantee.unbounded()) to run it "
+                "knowingly, or epsilon=... for the sound variant (distributed discrete-Laplace "
+                "noise on the counts, proven). Nothing was charged."
+            )
+        if self.epsilon is None:
             refuse_non_private(
                 self,
                 what=(
@@ -268,9 +277,6 @@ class SecureSumID3Classifier(BaseTreeClassifier):
             )
 
     def _open_scope(self) -> Scope:
-        if self.epsilon is None and self.ledger is None:
-            self.ledger_ = Ledger(budget=Guarantee.unbounded(), dataset="training data")
-            return self.ledger_.root
         return self._scope(float(self.epsilon) if self.epsilon is not None else math.inf)
 
     # -- fit -------------------------------------------------------------------
