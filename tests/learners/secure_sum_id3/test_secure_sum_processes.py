@@ -8,6 +8,7 @@ import pytest
 from _processes import launch_killing
 from privet.data import load_dataset
 from privet.learners import ID3Classifier, SecureSumID3Classifier
+from privet.learners.secure_sum_id3 import SummationIntegrityError
 from privet.ledger import Guarantee, Ledger
 from privet.mpc import MPCPartyError
 
@@ -89,6 +90,33 @@ def test_a_consistent_shift_goes_undetected_over_processes(small):
     assert got[1, 0] == want[1, 0] + 1  # the first leaf's first class total
     got[1, 0] -= 1
     assert np.array_equal(got, want)
+
+
+def test_verify_malicious_gives_the_reference_tree(small):
+    schema, X, y = small
+    ref = SecureSumID3Classifier(schema=schema, n_parties=4, random_state=2).fit(X, y)
+    est = SecureSumID3Classifier(
+        schema=schema, n_parties=4, backend="shamir", verify="malicious", random_state=2
+    ).fit(X, y)
+    assert canonical(est.tree_) == canonical(ref.tree_)
+
+
+@pytest.mark.parametrize("kind", ["shift", "result", "equivocate", "block", "combination"])
+def test_verify_malicious_names_the_cheating_party(small, kind):
+    """The consistent shift that passes Sec. 4.3 (test above), a changed result, different
+    results to different parties, a share dealt off the dealer's polynomial and a wrong
+    published combination: each stops the run, and every party that reports names party 1
+    (the cheater runs the same checks on the same public data and names itself too)."""
+    schema, X, y = small
+    est = SecureSumID3Classifier(
+        schema=schema, max_depth=1, backend="shamir", n_parties=4, verify="malicious"
+    )
+    est._testing_tamper = {"party": 1, "round": 2, "kind": kind}
+    with pytest.raises(SummationIntegrityError, match="named party 1 as the sender") as info:
+        est.fit(X, y)
+    assert info.value.accused == (1,)
+    honest = {i: named for i, named in info.value.accusations.items() if i != 1}
+    assert honest and all(named == (1,) for named in honest.values())
 
 
 def test_killed_party_is_named(small, monkeypatch):
