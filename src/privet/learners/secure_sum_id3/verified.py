@@ -315,6 +315,8 @@ async def verified_sum(
     # 1. deal
     got = await _to_each(mpc, n, me, lambda j: (dealt[j], salts[j]))
     got[me] = (dealt[me], salts[me])
+    width = (2, L + k)
+    _stop(me, _malformed(got, lambda m: _array(m[0], width) and _bytes(m[1], 16)))
     blocks = [np.asarray(b) for b, _ in got]
     inter = np.zeros((2, L + k), dtype=np.int64)
     for b in blocks:
@@ -341,6 +343,15 @@ async def verified_sum(
         got2 = await _to_each(mpc, n, me, lambda j: mine2)
     got2[me] = mine2
     accusations: list[_Accusation] = []
+    _stop(
+        me,
+        _malformed(
+            got2,
+            lambda m: (
+                _array(m[0], width, storage_dtype(p)) and _bytes(m[1], 32 * n) and _bytes(m[2])
+            ),
+        ),
+    )
     digests2 = []
     for j, (res, hs, sig) in enumerate(got2):
         digest = _h(tag, b"results", _num(j), np.ascontiguousarray(res).tobytes(), hs)
@@ -365,6 +376,12 @@ async def verified_sum(
     mine3 = (comb, echo2, keys.sign(d3))
     got3 = await _to_each(mpc, n, me, lambda j: mine3)
     got3[me] = mine3
+    _stop(
+        me,
+        _malformed(
+            got3, lambda m: _array(m[0], (k, plan.degree + 1)) and _echo(m[1], n) and _bytes(m[2])
+        ),
+    )
     digests3 = []
     for j, (c, _, sig) in enumerate(got3):
         digest = _h(tag, b"combination", _num(j), np.ascontiguousarray(c, dtype=np.int64).tobytes())
@@ -392,6 +409,19 @@ async def verified_sum(
     echo3 = [(digests3[j], got3[j][2]) for j in range(n)]
     got4 = await _to_each(mpc, n, me, lambda j: (complaints, echo3))
     got4[me] = (complaints, echo3)
+
+    def complaint_list(m: Any) -> bool:
+        return isinstance(m[0], list) and all(
+            isinstance(c, tuple)
+            and len(c) == 3
+            and isinstance(c[0], int)
+            and 0 <= c[0] < n
+            and _array(c[1], width)
+            and _bytes(c[2], 16)
+            for c in m[0]
+        )
+
+    _stop(me, _malformed(got4, lambda m: complaint_list(m) and _echo(m[1], n)))
     accusations += _echoes(keys, [e for _, e in got4], digests3, "combination")
     _stop(me, accusations)
     explained = set()
@@ -399,14 +429,9 @@ async def verified_sum(
         for dealer, block, salt in filed:
             block = np.asarray(block)
             signed = got2[dealer][1][32 * j : 32 * j + 32]
-            if (
-                isinstance(dealer, int)
-                and 0 <= dealer < n
-                and _h(salt, np.ascontiguousarray(block).tobytes()) == signed
-                and not np.array_equal(
-                    plan.results_combined(block, gamma),
-                    plan.all_points(combs[dealer])[:, 2 * j : 2 * j + 2],
-                )
+            if _h(salt, np.ascontiguousarray(block).tobytes()) == signed and not np.array_equal(
+                plan.results_combined(block, gamma),
+                plan.all_points(combs[dealer])[:, 2 * j : 2 * j + 2],
             ):
                 accusations.append(
                     _Accusation(
@@ -462,6 +487,42 @@ def _echoes(
                         k, f"it forwarded a {what} message of party {j} with a bad signature", False
                     )
                 )
+    return out
+
+
+def _array(x: Any, shape: tuple[int, ...], dtype: Any = None) -> bool:
+    return (
+        isinstance(x, np.ndarray)
+        and x.shape == shape
+        and (dtype is None or x.dtype == dtype)
+        and x.dtype.kind in "uiO"
+    )
+
+
+def _bytes(x: Any, length: int | None = None) -> bool:
+    return isinstance(x, bytes) and (length is None or len(x) == length)
+
+
+def _echo(x: Any, n: int) -> bool:
+    return (
+        isinstance(x, list)
+        and len(x) == n
+        and all(
+            isinstance(e, tuple) and len(e) == 2 and _bytes(e[0], 32) and _bytes(e[1]) for e in x
+        )
+    )
+
+
+def _malformed(messages: list[Any], check: Any) -> list[_Accusation]:
+    """Parties whose message of this step does not have the agreed form (seen by this party)."""
+    out = []
+    for j, m in enumerate(messages):
+        try:
+            ok = isinstance(m, tuple) and bool(check(m))
+        except Exception:  # any malformed content
+            ok = False
+        if not ok:
+            out.append(_Accusation(j, "it sent this party a malformed message", False))
     return out
 
 
