@@ -139,3 +139,16 @@ def test_dp_variant_over_processes(small):
     ).fit(X, y)
     assert est.privacy_spent_.epsilon == pytest.approx(1.0)
     assert est.predict(X).shape == y.shape
+
+
+def test_verify_malicious_in_a_field_beyond_64_bits(small):
+    """p = 2^61 - 1 (shares as Python integers): same tree, and the shift is named."""
+    schema, X, y = small
+    kw = dict(schema=schema, n_parties=3, max_depth=2, random_state=2)
+    ref = SecureSumID3Classifier(**kw).fit(X, y)
+    est = SecureSumID3Classifier(**kw, backend="shamir", verify="malicious", prime=2**61 - 1)
+    assert canonical(est.fit(X, y).tree_) == canonical(ref.tree_)
+    est._testing_tamper = {"party": 2, "round": 1, "kind": "shift"}
+    with pytest.raises(SummationIntegrityError) as info:
+        est.fit(X, y)
+    assert info.value.accused == (2,)

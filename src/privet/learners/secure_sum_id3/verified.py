@@ -310,7 +310,7 @@ async def verified_sum(
     else:
         blocks_out = shares
     dealt = [blocks_out[2 * j : 2 * j + 2] for j in range(n)]
-    hashes = b"".join(_h(salts[j], np.ascontiguousarray(dealt[j]).tobytes()) for j in range(n))
+    hashes = b"".join(_h(salts[j], _payload(dealt[j])) for j in range(n))
 
     # 1. deal
     got = await _to_each(mpc, n, me, lambda j: (dealt[j], salts[j]))
@@ -318,7 +318,7 @@ async def verified_sum(
     width = (2, L + k)
     _stop(me, _malformed(got, lambda m: _array(m[0], width) and _bytes(m[1], 16)))
     blocks = [np.asarray(b) for b, _ in got]
-    inter = np.zeros((2, L + k), dtype=np.int64)
+    inter = np.zeros((2, L + k), dtype=np.int64 if p < 2**32 else object)
     for b in blocks:
         inter += b
     results = np.mod(inter, p).astype(storage_dtype(p))
@@ -330,7 +330,7 @@ async def verified_sum(
 
     # 2. results
     def r2(res: np.ndarray) -> tuple[np.ndarray, bytes, bytes]:
-        digest = _h(tag, b"results", _num(me), res.tobytes(), hashes)
+        digest = _h(tag, b"results", _num(me), _payload(res), hashes)
         return res, hashes, keys.sign(digest)
 
     mine2 = r2(results)
@@ -354,11 +354,11 @@ async def verified_sum(
     )
     digests2 = []
     for j, (res, hs, sig) in enumerate(got2):
-        digest = _h(tag, b"results", _num(j), np.ascontiguousarray(res).tobytes(), hs)
+        digest = _h(tag, b"results", _num(j), _payload(res), hs)
         digests2.append(digest)
         if not keys.valid(j, sig, digest):
             accusations.append(_Accusation(j, "its results message is not validly signed", False))
-        elif _h(got[j][1], np.ascontiguousarray(blocks[j]).tobytes()) != hs[32 * me : 32 * me + 32]:
+        elif _h(got[j][1], _payload(blocks[j])) != hs[32 * me : 32 * me + 32]:
             accusations.append(
                 _Accusation(j, "the share block it sent this party is not the one it signed", False)
             )
@@ -370,21 +370,26 @@ async def verified_sum(
     if tamper == "combination":
         comb = comb.copy()
         comb[0, 0] = (comb[0, 0] + 1) % p
-    comb = np.ascontiguousarray(comb, dtype=np.int64)
-    echo2 = [(digests2[j], got2[j][2]) for j in range(n)]
-    d3 = _h(tag, b"combination", _num(me), comb.tobytes())
+    comb = np.ascontiguousarray(comb).astype(storage_dtype(p))
+    echo2 = (b"".join(digests2), b"".join(got2[j][2] for j in range(n)))
+    d3 = _h(tag, b"combination", _num(me), _payload(comb))
     mine3 = (comb, echo2, keys.sign(d3))
     got3 = await _to_each(mpc, n, me, lambda j: mine3)
     got3[me] = mine3
     _stop(
         me,
         _malformed(
-            got3, lambda m: _array(m[0], (k, plan.degree + 1)) and _echo(m[1], n) and _bytes(m[2])
+            got3,
+            lambda m: (
+                _array(m[0], (k, plan.degree + 1), storage_dtype(p))
+                and _echo(m[1], n)
+                and _bytes(m[2])
+            ),
         ),
     )
     digests3 = []
     for j, (c, _, sig) in enumerate(got3):
-        digest = _h(tag, b"combination", _num(j), np.ascontiguousarray(c, dtype=np.int64).tobytes())
+        digest = _h(tag, b"combination", _num(j), _payload(c))
         digests3.append(digest)
         if not keys.valid(j, sig, digest):
             accusations.append(
@@ -392,7 +397,7 @@ async def verified_sum(
             )
     accusations += _echoes(keys, [e for _, e, _ in got3], digests2, "results")
     _stop(me, accusations)
-    combs = [np.asarray(c, dtype=np.int64) for c, _, _ in got3]
+    combs = [_as_field(c, p) for c, _, _ in got3]
     public = plan.all_points(np.sum(combs, axis=0) % p)  # P at all 2n points, (kappa, 2n)
     stacked = np.concatenate([np.asarray(r) for r, _, _ in got2], axis=0)  # (2n, L + kappa)
     checked = plan.results_combined(stacked, gamma)  # (kappa, 2n)
@@ -406,7 +411,7 @@ async def verified_sum(
                 plan.results_combined(blocks[i], gamma), plan.all_points(combs[i])[:, own]
             ):
                 complaints.append((i, blocks[i], got[i][1]))
-    echo3 = [(digests3[j], got3[j][2]) for j in range(n)]
+    echo3 = (b"".join(digests3), b"".join(got3[j][2] for j in range(n)))
     got4 = await _to_each(mpc, n, me, lambda j: (complaints, echo3))
     got4[me] = (complaints, echo3)
 
@@ -429,7 +434,7 @@ async def verified_sum(
         for dealer, block, salt in filed:
             block = np.asarray(block)
             signed = got2[dealer][1][32 * j : 32 * j + 32]
-            if _h(salt, np.ascontiguousarray(block).tobytes()) == signed and not np.array_equal(
+            if _h(salt, _payload(block)) == signed and not np.array_equal(
                 plan.results_combined(block, gamma),
                 plan.all_points(combs[dealer])[:, 2 * j : 2 * j + 2],
             ):
@@ -461,15 +466,16 @@ async def verified_sum(
 
 
 def _echoes(
-    keys: Keys, echoes: list[list[tuple[bytes, bytes]]], mine: list[bytes], what: str
+    keys: Keys, echoes: list[tuple[bytes, bytes]], mine: list[bytes], what: str
 ) -> list[_Accusation]:
-    """Compare every party's echo of a step's signed digests with this party's."""
+    """Compare every party's echo (digests, signatures) of a step's messages with this party's."""
     out = []
-    for k, echo in enumerate(echoes):
-        if not isinstance(echo, list) or len(echo) != len(mine):
-            out.append(_Accusation(k, f"its echo of the {what} messages is malformed", False))
+    own = b"".join(mine)
+    for k, (digests, sigs) in enumerate(echoes):
+        if digests == own:
             continue
-        for j, (digest, sig) in enumerate(echo):
+        for j in range(len(mine)):
+            digest, sig = digests[32 * j : 32 * j + 32], sigs[64 * j : 64 * j + 64]
             if digest == mine[j]:
                 continue
             if keys.valid(j, sig, digest):
@@ -504,13 +510,13 @@ def _bytes(x: Any, length: int | None = None) -> bool:
 
 
 def _echo(x: Any, n: int) -> bool:
-    return (
-        isinstance(x, list)
-        and len(x) == n
-        and all(
-            isinstance(e, tuple) and len(e) == 2 and _bytes(e[0], 32) and _bytes(e[1]) for e in x
-        )
-    )
+    return isinstance(x, tuple) and len(x) == 2 and _bytes(x[0], 32 * n) and _bytes(x[1], 64 * n)
+
+
+def _payload(a: np.ndarray) -> bytes:
+    """The bytes a digest covers: the array's words, or its integers for a large field."""
+    a = np.ascontiguousarray(a)
+    return a.tobytes() if a.dtype != object else repr(a.tolist()).encode()
 
 
 def _malformed(messages: list[Any], check: Any) -> list[_Accusation]:
