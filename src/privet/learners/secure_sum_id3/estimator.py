@@ -491,6 +491,8 @@ class SecureSumID3Classifier(BaseTreeClassifier):
                     party_args=party_args,
                     timeout=float(self.timeout),
                     mpyc_options=("--no-prss",),
+                    # up to 128 processes on a few cores: one BLAS thread each
+                    env={"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"},
                 )
             except MPCPartyError as exc:
                 accusations = _accusations(exc)

@@ -97,7 +97,15 @@ def _num(x: int) -> bytes:
 
 
 def _combine(weights: np.ndarray, values: np.ndarray, p: int) -> np.ndarray:
-    """``weights @ values mod p`` exactly; weights (M, K) and values (K, N) in [0, p)."""
+    """``weights @ values mod p`` exactly; weights (M, K) and values (K, N) in [0, p).
+
+    For p < 2^16 and K (p - 1)^2 < 2^53 every product and every partial sum is
+    an integer below 2^53, so float64 BLAS is exact (about 4x faster than an
+    integer einsum here); otherwise int64 einsum or :func:`field_combine`.
+    """
+    if p < 2**16 and weights.shape[1] * (p - 1) ** 2 < 2**53:
+        out = np.asarray(weights, dtype=np.float64) @ np.asarray(values, dtype=np.float64)
+        return np.mod(out, p).astype(np.int64)
     if p < 2**16 and weights.shape[1] < 2**31:  # products < 2^32, sums of < 2^31 terms
         return np.einsum("mk,kn->mn", weights.astype(np.int64), values.astype(np.int64)) % p
     return field_combine(weights.tolist() if weights.dtype == object else weights, values, p)
