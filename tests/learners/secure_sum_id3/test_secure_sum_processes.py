@@ -152,3 +152,27 @@ def test_verify_malicious_in_a_field_beyond_64_bits(small):
     with pytest.raises(SummationIntegrityError) as info:
         est.fit(X, y)
     assert info.value.accused == (2,)
+
+
+def test_verify_malicious_with_dp_noise_and_a_stopped_run_charged_in_full(small):
+    """The DP variant (p = 2^31 - 1, kappa = 3): a clean run spends epsilon; a run the
+    parties stop may have opened sums of earlier rounds, so it is charged in full."""
+    schema, X, y = small
+    for tamper, spent in ((None, 1.0), ({"party": 0, "round": 1, "kind": "result"}, 1.0)):
+        led = Ledger(budget=Guarantee(1.0))
+        est = SecureSumID3Classifier(
+            schema=schema,
+            epsilon=1.0,
+            max_depth=2,
+            backend="shamir",
+            verify="malicious",
+            ledger=led,
+        )
+        est._testing_tamper = tamper
+        if tamper is None:
+            assert est.fit(X, y).predict(X).shape == y.shape
+        else:
+            with pytest.raises(SummationIntegrityError) as info:
+                est.fit(X, y)
+            assert info.value.accused == (0,)
+        assert led.spent().epsilon == pytest.approx(spent)
