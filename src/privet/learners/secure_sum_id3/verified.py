@@ -324,7 +324,7 @@ async def verified_sum(
     got = await _to_each(mpc, n, me, lambda j: (dealt[j], salts[j]))
     got[me] = (dealt[me], salts[me])
     width = (2, L + k)
-    _stop(me, _malformed(got, lambda m: _array(m[0], width) and _bytes(m[1], 16)))
+    await _halt(me, _malformed(got, lambda m: _array(m[0], width) and _bytes(m[1], 16)))
     blocks = [np.asarray(b) for b, _ in got]
     inter = np.zeros((2, L + k), dtype=np.int64 if p < 2**32 else object)
     for b in blocks:
@@ -351,7 +351,7 @@ async def verified_sum(
         got2 = await _to_each(mpc, n, me, lambda j: mine2)
     got2[me] = mine2
     accusations: list[_Accusation] = []
-    _stop(
+    await _halt(
         me,
         _malformed(
             got2,
@@ -370,7 +370,7 @@ async def verified_sum(
             accusations.append(
                 _Accusation(j, "the share block it sent this party is not the one it signed", False)
             )
-    _stop(me, accusations)
+    await _halt(me, accusations)
     gamma = plan.challenge(_h(tag, b"gamma", *digests2), L)
 
     # 3. combinations
@@ -384,7 +384,7 @@ async def verified_sum(
     mine3 = (comb, echo2, keys.sign(d3))
     got3 = await _to_each(mpc, n, me, lambda j: mine3)
     got3[me] = mine3
-    _stop(
+    await _halt(
         me,
         _malformed(
             got3,
@@ -404,7 +404,7 @@ async def verified_sum(
                 _Accusation(j, "its combination message is not validly signed", False)
             )
     accusations += _echoes(keys, [e for _, e, _ in got3], digests2, "results")
-    _stop(me, accusations)
+    await _halt(me, accusations)
     combs = [_as_field(c, p) for c, _, _ in got3]
     public = plan.all_points(np.sum(combs, axis=0) % p)  # P at all 2n points, (kappa, 2n)
     stacked = np.concatenate([np.asarray(r) for r, _, _ in got2], axis=0)  # (2n, L + kappa)
@@ -434,9 +434,9 @@ async def verified_sum(
             for c in m[0]
         )
 
-    _stop(me, _malformed(got4, lambda m: complaint_list(m) and _echo(m[1], n)))
+    await _halt(me, _malformed(got4, lambda m: complaint_list(m) and _echo(m[1], n)))
     accusations += _echoes(keys, [e for _, e in got4], digests3, "combination")
-    _stop(me, accusations)
+    await _halt(me, accusations)
     explained = set()
     for j, (filed, _) in enumerate(got4):
         for dealer, block, salt in filed:
@@ -469,7 +469,7 @@ async def verified_sum(
                     "combinations, and it filed no complaint)",
                 )
             )
-    _stop(me, accusations)
+    await _halt(me, accusations)
     return plan.total(stacked)
 
 
@@ -538,6 +538,19 @@ def _malformed(messages: list[Any], check: Any) -> list[_Accusation]:
         if not ok:
             out.append(_Accusation(j, "it sent this party a malformed message", False))
     return out
+
+
+HALT_GRACE = 3.0
+"""Seconds a party waits before it stops, so that what it already sent reaches the others."""
+
+
+async def _halt(me: int, accusations: list[_Accusation]) -> None:
+    """:func:`_stop`, after a grace period: a party that exits at once may cut off the
+    messages still in its send buffers, and the others would then see a lost connection
+    instead of the data they need to reach (and report) the same verdict."""
+    if accusations:
+        await asyncio.sleep(HALT_GRACE)
+    _stop(me, accusations)
 
 
 def _stop(me: int, accusations: list[_Accusation]) -> None:
