@@ -101,12 +101,15 @@ def test_verify_malicious_gives_the_reference_tree(small):
     assert canonical(est.tree_) == canonical(ref.tree_)
 
 
-@pytest.mark.parametrize("kind", ["shift", "result", "equivocate", "block", "combination"])
+@pytest.mark.parametrize(
+    "kind", ["shift", "result", "equivocate", "block", "combination", "complain"]
+)
 def test_verify_malicious_names_the_cheating_party(small, kind):
     """The consistent shift that passes Sec. 4.3 (test above), a changed result, different
-    results to different parties, a share dealt off the dealer's polynomial and a wrong
-    published combination: each stops the run, and every party that reports names party 1
-    (the cheater runs the same checks on the same public data and names itself too)."""
+    results to different parties, a share dealt off the dealer's polynomial, a wrong
+    published combination and a false complaint against an honest dealer: each stops the
+    run, and every party that reports names party 1 (the cheater runs the same checks on
+    the same public data and names itself too)."""
     schema, X, y = small
     est = SecureSumID3Classifier(
         schema=schema, max_depth=1, backend="shamir", n_parties=4, verify="malicious"

@@ -305,7 +305,8 @@ async def verified_sum(
     polynomial that passes Sec. 4.3, ``"equivocate"`` sends party 0 other
     results than the rest, ``"block"`` deals party 0 a share off by 1 while
     publishing the Q_i of its true polynomials, ``"combination"`` publishes a
-    wrong Q_i.
+    wrong Q_i, ``"complain"`` files a false complaint against party 0 (with the
+    true block as its evidence).
     """
     n, me, p, k = plan.n, mpc.pid, plan.p, plan.kappa
     tag = keys.next_tag()
@@ -419,6 +420,8 @@ async def verified_sum(
                 plan.results_combined(blocks[i], gamma), plan.all_points(combs[i])[:, own]
             ):
                 complaints.append((i, blocks[i], got[i][1]))
+    if tamper == "complain" and me != 0:  # a false complaint against party 0
+        complaints.append((0, blocks[0], got[0][1]))
     echo3 = (b"".join(digests3), b"".join(got3[j][2] for j in range(n)))
     got4 = await _to_each(mpc, n, me, lambda j: (complaints, echo3))
     got4[me] = (complaints, echo3)
