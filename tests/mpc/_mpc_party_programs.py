@@ -93,3 +93,39 @@ async def share_and_compute(ctx: Any, seed: int = 3) -> dict[str, Any]:
         "noisy": noisy,
         "fxp": secfxp_type(32).__name__,
     }
+
+
+async def vector_engine_checks(ctx: Any, n: int = 2000, trials: int = 200) -> dict[str, Any]:
+    """Exercise the vector engine (privet.mpc.vector); every party returns what it opened."""
+    from privet.mpc import field61 as F
+    from privet.mpc.vector import Engine
+
+    mpc = ctx.runtime
+    eng = Engine()
+    rng = np.random.default_rng(11)  # the same public test data in every party
+    a = rng.integers(-1000, 1000, size=n)
+    b = rng.integers(-1000, 1000, size=n)
+    A = await eng.input(F.encode(a) if ctx.pid == 0 else None, 0, (n,))
+    B = await eng.input(F.encode(b) if ctx.pid == ctx.n_parties - 1 else None, ctx.n_parties - 1, (n,))
+    out: dict[str, Any] = {}
+    out["sum"] = (await eng.open(F.add(A, B), label="sum")).tolist()
+    out["prod"] = (await eng.open(await eng.mul(A, B), label="prod")).tolist()
+    out["cumsum"] = (await eng.open(F.cumsum(A), label="cumsum")).tolist()
+    total = await eng.sum_of_inputs(F.encode(np.full(3, ctx.pid + 1)))
+    out["sum_of_inputs"] = (await eng.open(total, label="inputs")).tolist()
+    table = np.stack([A, B], axis=1)
+    shuffled, key = await eng.shuffle(table)
+    out["shuffled"] = (await eng.open(shuffled, label="shuffled")).tolist()
+    back = await eng.unshuffle(key, shuffled)
+    out["unshuffled"] = (await eng.open(back, label="unshuffled")).tolist()
+    # many shuffles of 0..4: the position of 0 should be uniform
+    small = await eng.input(F.encode(np.tile(np.arange(5), (1, 1)).T.repeat(trials, axis=1))
+                            if ctx.pid == 0 else None, 0, (5, trials))
+    perm, _ = await eng.shuffle(small)
+    out["small"] = (await eng.open(perm, label="small")).tolist()
+    sectype = mpc.SecFxp(32)
+    xm = await eng.to_mpyc(A, sectype, lower=-1000, upper=1000, label="to mpyc")
+    out["to_mpyc"] = [int(round(v)) for v in await mpc.output(xm * 3)]
+    back_e = await eng.from_mpyc(xm * 2, lower=-2000, upper=2000, label="from mpyc")
+    out["from_mpyc"] = (await eng.open(back_e, label="back")).tolist()
+    return out

@@ -37,13 +37,16 @@ from privet.learners._protocols.common import (
     flat_one_hot,
     split_penalty,
 )
+from privet.learners._protocols.grouped import SortedTable
 from privet.learners._protocols.host import OWNER_DIR_PREFIX
 from privet.learners._protocols.numbers import SecureNumbers
 from privet.learners._trees.accounting import NoiseAccounting, laplace_sensitivity
 from privet.ledger import NeighbouringRelation
+from privet.mpc import field61 as F
 from privet.mpc.discrete import secure_bernoulli
 from privet.mpc.party import PartyContext
 from privet.mpc.sharing import add_reveal_hook, share_horizontal
+from privet.mpc.vector import Engine
 
 
 def load_rows(data: Any, n_attributes: int) -> tuple[np.ndarray, np.ndarray]:
@@ -166,6 +169,49 @@ async def input_training_data(
     if y.size and ((y < 0).any() or (y >= n_classes).any()):
         raise InvalidParameterError(f"a class code lies outside [0, {n_classes}).")
     return None, None, OwnerTables(codes, y, sizes, n_classes, sectype)
+
+
+async def share_sorted_table(
+    ctx: PartyContext,
+    data: Any,
+    rows: Sequence[int],
+    sizes: Sequence[int],
+    n_classes: int,
+    depth: int,
+    sectype: type,
+) -> tuple[Engine, SortedTable | None, Any]:
+    """Every owner's rows shared in the vector engine, as a :class:`SortedTable` for ``depth`` levels.
+
+    Each owner one-hot encodes its rows (real widths) and its classes and inputs
+    them (App. C.1: the servers hold shares of the stacked encodings, nothing
+    else); the servers multiply them into the (attribute value, class) columns
+    of the table. Returns the engine, the table (None for ``depth = 0``) and,
+    for ``depth = 0``, the root's class counts as an MPyC array (else None).
+    """
+    m = len(sizes)
+    rows, codes, y = load_announced_rows(ctx, data, rows, m)
+    if codes.size and ((codes < 0).any() or (codes >= np.asarray(sizes, dtype=np.int64)).any()):
+        raise InvalidParameterError(
+            "a code lies outside its attribute's domain (the schema's sizes)."
+        )
+    if y.size and ((y < 0).any() or (y >= n_classes).any()):
+        raise InvalidParameterError(f"a class code lies outside [0, {n_classes}).")
+    eng = Engine()
+    S = sum(int(s) for s in sizes)
+    u = int(n_classes)
+    local = np.hstack([flat_one_hot(codes, sizes), one_hot_target(y, u, dtype=np.int64)])
+    blocks = []
+    for owner, count in enumerate(rows):
+        mine = F.encode(local) if owner == ctx.pid else None
+        blocks.append(await eng.input(mine, owner, (count, S + u)))
+    stacked = np.vstack(blocks) if blocks else np.zeros((0, S + u), dtype=np.uint64)
+    n = stacked.shape[0]
+    if depth == 0:
+        totals = F.sum(stacked[:, S:], axis=0).reshape(1, u)
+        root = await eng.to_mpyc(totals, sectype, lower=0, upper=n, label="root class counts")
+        return eng, None, root.reshape(1, u)
+    onehot = await eng.mul(stacked[:, :S, None], stacked[:, None, S:])  # (n, S, u)
+    return eng, SortedTable(eng, onehot.reshape(n, S * u), sizes, u, depth), None
 
 
 class RevealLog:

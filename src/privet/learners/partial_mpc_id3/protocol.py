@@ -33,6 +33,7 @@ from privet.learners._protocols.common import (
     segment_matrix,
     split_frontier,
 )
+from privet.learners._protocols.grouped import SortedTable
 from privet.learners._protocols.noise import SecureNoise
 from privet.mpc._runtime import get_runtime
 from privet.mpc.sharing import reveal
@@ -112,20 +113,9 @@ async def partial_mpc_id3(
             table = contingency(T)  # MPC-Score: contingency tables (N, S, u)
         else:  # the owners count the public paths locally
             table = tables([path_conditions(nodes, p) for p in paths])
-        scores = mpc.np_amax(table, axis=(2,)) @ seg  # Eq. 1, (N, m)
-        candidates = np.asarray(attrs, dtype=np.int64)  # (N, m - level), increasing
-        rows = np.arange(len(paths))[:, None]
-        onehot = noise.select(split_mechanism, scores[rows, candidates], paths, kind="split")
-        picks = await reveal_index(  # Alg. 8: MPC-EM, then MPC-Recover of the index
-            onehot,
-            label=f"CDP+PMPC-ID3 depth {level}: EM split attributes{tag}",
-            entry=split_mechanism,
+        splits = await _split_level(
+            table, seg, paths, attrs, nodes, level, split_mechanism, noise, tag
         )
-        splits = []
-        for i, pick in enumerate(picks):
-            a = int(candidates[i, pick])
-            nodes[paths[i]] = {"split": a, "position": int(pick)}
-            splits.append((i, a))
         paths, attrs, node_rows, columns = split_frontier(paths, attrs, splits, sizes)
         if level + 1 < depth and tables is not None:
             pass  # the next level's tables come from the owners
@@ -134,8 +124,50 @@ async def partial_mpc_id3(
             T = cols if T is None else T[node_rows] * cols
         else:  # the children are leaves: their counts are read off this level's tables
             counts = table[node_rows, columns]
+    await _release_leaves(counts, paths, nodes, u, leaf, leaf_mechanism, noise, tag)
+    return nodes
 
-    # Alg. 7 steps 2-5 for every leaf: MPC-Count, then the DP leaf update.
+
+async def _split_level(
+    table: Any,
+    seg: np.ndarray,
+    paths: list[tuple[int, ...]],
+    attrs: list[tuple[int, ...]],
+    nodes: dict[tuple[int, ...], dict[str, Any]],
+    level: int,
+    split_mechanism: Any,
+    noise: SecureNoise,
+    tag: str,
+) -> list[tuple[int, int]]:
+    """Alg. 7 steps 6-8 for a level's nodes: scores (Eq. 1), DP choice, opened; ``(node, attribute)``."""
+    scores = mpc.np_amax(table, axis=(2,)) @ seg  # Eq. 1, (N, m)
+    candidates = np.asarray(attrs, dtype=np.int64)  # (N, m - level), increasing
+    rows = np.arange(len(paths))[:, None]
+    onehot = noise.select(split_mechanism, scores[rows, candidates], paths, kind="split")
+    picks = await reveal_index(  # Alg. 8: MPC-EM, then MPC-Recover of the index
+        onehot,
+        label=f"CDP+PMPC-ID3 depth {level}: EM split attributes{tag}",
+        entry=split_mechanism,
+    )
+    splits = []
+    for i, pick in enumerate(picks):
+        a = int(candidates[i, pick])
+        nodes[paths[i]] = {"split": a, "position": int(pick)}
+        splits.append((i, a))
+    return splits
+
+
+async def _release_leaves(
+    counts: Any,
+    paths: list[tuple[int, ...]],
+    nodes: dict[tuple[int, ...], dict[str, Any]],
+    u: int,
+    leaf: str,
+    leaf_mechanism: Any,
+    noise: SecureNoise,
+    tag: str,
+) -> None:
+    """Alg. 7 steps 2-5 for every leaf: the DP leaf update of its counts, opened (Alg. 9 or 10)."""
     if leaf == "laplace":  # Alg. 9: MPC-LM on every count, opened, argmax in the clear
         noisy = noise.laplace(leaf_mechanism, counts, paths)
         values = await reveal(
@@ -151,4 +183,76 @@ async def partial_mpc_id3(
         )
         for path, k in zip(paths, labels, strict=True):
             nodes[path] = {"label": int(k)}
+
+
+def group_key(path: Sequence[int], width: int) -> int:
+    """The key of a node in a :class:`~privet.learners._protocols.grouped.SortedTable`: sum_i v_i w**i."""
+    return int(sum(int(v) * width**i for i, v in enumerate(path)))
+
+
+async def partial_mpc_id3_sorted(
+    table: SortedTable | None,
+    root_counts: Any,
+    sizes: Sequence[int],
+    n_classes: int,
+    n_records: int,
+    depth: int,
+    *,
+    split_mechanism: Any,
+    leaf_mechanism: Any,
+    leaf: str = "laplace",
+    noise: SecureNoise | None = None,
+) -> dict[tuple[int, ...], dict[str, Any]]:
+    """Algorithm 7 with Algorithms 8-10 on a secretly sorted table (outsourced data, any size).
+
+    The same secure steps and openings as :func:`partial_mpc_id3` on the same
+    secret contingency tables; only how the tables are computed differs: from a
+    :class:`~privet.learners._protocols.grouped.SortedTable` in the vector
+    engine, a cost linear in the rows whatever the number of nodes, instead of
+    one partition vector per node. The tables of the level's real nodes (the
+    groups of their paths) are moved into MPyC (:meth:`~privet.mpc.vector.Engine.to_mpyc`)
+    for the comparisons; the opened split attributes (public) reach the rows
+    through :meth:`SortedTable.gather`.
+
+    ``table`` is None for ``depth = 0``; ``root_counts`` (MPyC, (1, u)) is then the leaf's counts.
+    """
+    if leaf not in LEAVES:
+        raise InvalidParameterError(f"leaf must be one of {LEAVES}, got {leaf!r}.")
+    noise = SecureNoise() if noise is None else noise
+    tag = noise.label_suffix
+    sizes = [int(s) for s in sizes]
+    m, u = len(sizes), int(n_classes)
+    if not 0 <= depth <= m:
+        raise InvalidParameterError(f"depth must be in [0, {m}] (the attributes), got {depth}.")
+    sectype = split_mechanism.sectype
+    seg = segment_matrix(sizes)
+    S = int(seg.shape[0])
+    w = max(sizes)
+    nodes: dict[tuple[int, ...], dict[str, Any]] = {}
+    paths: list[tuple[int, ...]] = [()]
+    attrs: list[tuple[int, ...]] = [tuple(range(m))]
+    counts = root_counts
+    for level in range(depth):
+        assert table is not None
+        label = f"CDP+PMPC-ID3 depth {level}"
+        every, view = await table.counts(label=label)
+        keys = np.asarray([group_key(p, w) for p in paths], dtype=np.int64)
+        mine = await table.eng.to_mpyc(
+            every[keys], sectype, lower=0, upper=n_records, label=f"{label}: node tables"
+        )
+        node_tables = mine.reshape(len(paths), S, u)
+        node_tables.integral = True
+        splits = await _split_level(
+            node_tables, seg, paths, attrs, nodes, level, split_mechanism, noise, tag
+        )
+        new_paths, new_attrs, node_rows, columns = split_frontier(paths, attrs, splits, sizes)
+        if level + 1 < depth:
+            indicator = np.zeros((w**level, m), dtype=np.uint64)
+            for (i, a), k in zip(splits, keys, strict=True):
+                indicator[k, a] = 1
+            await table.advance(await table.gather(view, indicator), label=label)
+        else:
+            counts = node_tables[node_rows, columns]
+        paths, attrs = new_paths, new_attrs
+    await _release_leaves(counts, paths, nodes, u, leaf, leaf_mechanism, noise, tag)
     return nodes

@@ -1,0 +1,302 @@
+"""The vector engine: Shamir secret sharing over GF(2**61 - 1) on numpy words, for big tables.
+
+MPyC keeps every share as a Python integer in a numpy object array; at Adult's
+size the seed-000 trees spend their time in that arithmetic (about 100 ns per
+multiply-add, ``benchmarks/results/seed000_mpc_scale.md``). This engine keeps
+shares as ``uint64`` words (:mod:`privet.mpc.field61`, 10-20 ns per operation)
+and runs beside MPyC, in the same party processes and over MPyC's channels
+(:meth:`mpyc.runtime.Runtime.transfer`), for the linear algebra, products and
+shuffles of the sorted-table protocols (:mod:`privet.learners._protocols.grouped`).
+Comparisons stay in MPyC: :meth:`Engine.to_mpyc` and :meth:`Engine.from_mpyc`
+move values between the two.
+
+Security model: MPyC's. m parties, threshold t with 2t + 1 <= m (MPyC's default
+t = (m - 1) // 2), semi-honest, channels assumed private and authentic. A
+sharing is f(i) at the points i = 1..m of a polynomial of degree t with
+uniform coefficients (:func:`privet.mpc.field61.share`).
+
+Operations (all parties call them in the same order with the same public
+shapes; each is one message per pair of parties, sent concurrently):
+
+* :meth:`Engine.input` / :meth:`Engine.input_all`: one party's, or every party's, array shared.
+* local: ``field61.add``/``sub``/``mul`` by public constants, ``cumsum``: linear maps of shares.
+* :meth:`Engine.mul`, :meth:`Engine.reshare`: a product (or any sum of products computed
+  locally) is a degree-2t sharing; every party re-shares its value with degree t and
+  recombines with the Lagrange weights of all m points (Gennaro, Rabin & Rabin 1998).
+* :meth:`Engine.open`: every party sends its share to the receivers. Each opening
+  passes through :func:`privet.mpc.sharing.notify_reveal` (hooks, RevealLog) first.
+* :meth:`Engine.shuffle`: the rows of a shared table in a secret uniformly random
+  order. For every set A of m - t parties (each set misses t parties, so every
+  coalition of t misses one set), A's first member draws a uniform permutation
+  and sends it to A; each member multiplies its share by its Lagrange weight
+  for A (an additive share of the secret), permutes its rows and re-shares the
+  result with all parties, who add what they received. No coalition of t knows
+  the permutation of the set it misses, hence not the composition (Laur,
+  Willemson & Zhang 2011, "Round-efficient oblivious database manipulation").
+  :meth:`Engine.unshuffle` applies the inverses in the reverse order.
+* :meth:`Engine.to_mpyc`: a shared value x with public bounds lo <= x <= hi
+  becomes an MPyC secure array: every party inputs a random r_i < 2**(b + kappa)
+  (b the bit length of hi - lo) to both engines, ``x - lo + sum r_i`` is opened
+  here and ``sum r_i`` subtracted in MPyC. The opened value is within
+  statistical distance 2**-kappa of a value independent of x for any coalition
+  of t < m parties (an unknown r_j is uniform over 2**(b + kappa) values), as
+  MPyC's own comparisons mask with k = 30 bits; kappa = :data:`KAPPA` = 40.
+  :meth:`Engine.from_mpyc` is the same the other way round.
+
+Openings that reveal nothing about the data (a shuffled column whose multiset
+is public, a masked conversion) are labelled with :data:`DATA_INDEPENDENT` so
+that a reveal log tells them from the releases a ledger pays for.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import secrets
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from privet.errors import InvalidParameterError
+from privet.mpc import field61 as F
+from privet.mpc._runtime import get_runtime
+from privet.mpc.sharing import notify_reveal, reveal
+
+mpc = get_runtime()
+
+KAPPA = 40
+"""Statistical security (bits) of the masked conversions between the engines."""
+
+DATA_INDEPENDENT = "[data-independent]"
+"""Ends the label of an opening whose value is independent of the data (see module docstring)."""
+
+
+def random_permutation(n: int) -> np.ndarray:
+    """An exactly uniform permutation of range(n) from ``secrets`` (128-bit keys, ties redrawn)."""
+    while True:
+        keys = np.frombuffer(secrets.token_bytes(16 * n), dtype="<u8").reshape(2, n)
+        order = np.lexsort((keys[1], keys[0]))
+        k0, k1 = keys[0][order], keys[1][order]
+        if n < 2 or not np.any((k0[1:] == k0[:-1]) & (k1[1:] == k1[:-1])):
+            return order.astype(np.int64)
+
+
+def random_below_power(bits: int, shape: tuple[int, ...]) -> np.ndarray:
+    """Integers exactly uniform on [0, 2**bits) (bits <= 62), from ``secrets``, as int64."""
+    size = int(np.prod(shape, dtype=np.int64)) if shape else 1
+    words = np.frombuffer(secrets.token_bytes(8 * size), dtype="<u8")
+    return (words >> np.uint64(64 - bits)).astype(np.int64).reshape(shape)
+
+
+@dataclass(frozen=True)
+class ShuffleKey:
+    """What this party knows of a shuffle: per set of parties, its permutation (None if not a member)."""
+
+    steps: tuple[tuple[tuple[int, ...], np.ndarray | None], ...]
+
+
+class Engine:
+    """This party's side of the vector engine (see module docstring)."""
+
+    def __init__(self) -> None:
+        self.pid = int(mpc.pid)
+        self.m = len(mpc.parties)
+        self.t = int(mpc.threshold) if self.m > 1 else 0
+        if 2 * self.t + 1 > self.m:
+            raise InvalidParameterError(
+                f"the vector engine needs 2t + 1 <= m parties for products; got t={self.t}, "
+                f"m={self.m}."
+            )
+        self.weights = F.lagrange_at_zero(range(1, self.m + 1))
+
+    # -- messages ------------------------------------------------------------------
+    async def exchange(self, outgoing: Mapping[int, Any]) -> dict[int, Any]:
+        """Send ``outgoing[j]`` to each party j (None if absent); return what each party sent here."""
+        if self.m == 1:
+            return {}
+        futures = []
+        for k in range(1, self.m):
+            dst = (self.pid + k) % self.m
+            graph = {i: [(i + k) % self.m] for i in range(self.m)}
+            futures.append(mpc.transfer(outgoing.get(dst), sender_receivers=graph))
+        received = {}
+        for k, fut in zip(range(1, self.m), futures, strict=True):
+            got = await fut
+            received[(self.pid - k) % self.m] = got[0]
+        return received
+
+    # -- input, products, opening -----------------------------------------------------
+    async def input(self, value: np.ndarray | None, sender: int, shape: Sequence[int]) -> np.ndarray:
+        """Party ``sender``'s field array (None elsewhere) of public ``shape``, shared."""
+        shape = tuple(int(s) for s in shape)
+        outgoing: dict[int, Any] = {}
+        mine = None
+        if self.pid == sender:
+            value = np.asarray(value, dtype=np.uint64)
+            if value.shape != shape:
+                raise InvalidParameterError(f"input of shape {value.shape}, announced {shape}.")
+            shares = F.share(value, self.m, self.t)
+            outgoing = {j: shares[j] for j in range(self.m) if j != self.pid}
+            mine = shares[self.pid]
+        got = await self.exchange(outgoing)
+        share = mine if self.pid == sender else got[sender]
+        return np.asarray(share, dtype=np.uint64).reshape(shape)
+
+    async def input_all(self, value: np.ndarray) -> list[np.ndarray]:
+        """Every party's field array (same public shape), shared: one sharing per party, in pid order."""
+        value = np.asarray(value, dtype=np.uint64)
+        shares = F.share(value, self.m, self.t)
+        got = await self.exchange({j: shares[j] for j in range(self.m) if j != self.pid})
+        out = []
+        for i in range(self.m):
+            part = shares[self.pid] if i == self.pid else np.asarray(got[i], dtype=np.uint64)
+            if part.shape != value.shape:
+                raise InvalidParameterError(
+                    f"party {i} input shape {part.shape}, this party {value.shape}."
+                )
+            out.append(part)
+        return out
+
+    async def sum_of_inputs(self, value: np.ndarray) -> np.ndarray:
+        """Shares of the sum over the parties of each one's ``value`` (a field array)."""
+        parts = await self.input_all(value)
+        total = parts[0]
+        for part in parts[1:]:
+            total = F.add(total, part)
+        return total
+
+    async def reshare(self, local: np.ndarray) -> np.ndarray:
+        """Degree-t shares of the secret whose degree-2t shares are ``local`` (after products)."""
+        if self.m == 1:
+            return np.asarray(local, dtype=np.uint64)
+        return F.combine(await self.input_all(local), self.weights)
+
+    async def mul(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """Elementwise product of two shared arrays (broadcasting)."""
+        return await self.reshare(F.mul(a, b))
+
+    async def open(
+        self,
+        x: np.ndarray,
+        *,
+        label: str,
+        entry: object | None = None,
+        receivers: Sequence[int] | None = None,
+    ) -> np.ndarray | None:
+        """Open shared ``x`` (signed int64, |x| < p/2) to ``receivers`` (default all); None elsewhere."""
+        x = np.asarray(x, dtype=np.uint64)
+        notify_reveal(label, entry, tuple(x.shape))
+        rec = list(range(self.m)) if receivers is None else [int(r) for r in receivers]
+        got = await self.exchange({j: x for j in rec if j != self.pid})
+        if self.pid not in rec:
+            return None
+        parts = [x if i == self.pid else np.asarray(got[i], dtype=np.uint64) for i in range(self.m)]
+        return F.decode(F.combine(parts, self.weights))
+
+    # -- shuffles --------------------------------------------------------------------
+    def _sets(self) -> list[tuple[int, ...]]:
+        return list(itertools.combinations(range(self.m), self.m - self.t))
+
+    async def _permute(
+        self, members: tuple[int, ...], table: np.ndarray, perm: np.ndarray | None
+    ) -> np.ndarray:
+        """Shares of ``table[perm]`` from the members' additive shares, re-shared to all."""
+        outgoing: dict[int, Any] = {}
+        mine = None
+        if self.pid in members:
+            weight = F.lagrange_at_zero([a + 1 for a in members])[members.index(self.pid)]
+            assert perm is not None
+            local = F.mul(table, F.const(weight))[perm]
+            shares = F.share(local, self.m, self.t)
+            outgoing = {j: shares[j] for j in range(self.m) if j != self.pid}
+            mine = shares[self.pid]
+        got = await self.exchange(outgoing)
+        total = None
+        for i in members:
+            part = mine if i == self.pid else np.asarray(got[i], dtype=np.uint64)
+            total = part if total is None else F.add(total, part)
+        assert total is not None
+        return total
+
+    async def shuffle(self, table: np.ndarray) -> tuple[np.ndarray, ShuffleKey]:
+        """The rows (axis 0) of shared ``table`` in a secret, uniformly random order."""
+        table = np.asarray(table, dtype=np.uint64)
+        n = table.shape[0]
+        steps = []
+        for members in self._sets():
+            leader = members[0]
+            perm = random_permutation(n) if self.pid == leader else None
+            outgoing = {j: perm for j in members if j != self.pid} if self.pid == leader else {}
+            got = await self.exchange(outgoing)
+            if self.pid in members and self.pid != leader:
+                perm = np.asarray(got[leader], dtype=np.int64)
+                if perm.shape != (n,):
+                    raise InvalidParameterError("a shuffle permutation of the wrong length.")
+            table = await self._permute(members, table, perm)
+            steps.append((members, perm))
+        return table, ShuffleKey(tuple(steps))
+
+    async def unshuffle(self, key: ShuffleKey, table: np.ndarray) -> np.ndarray:
+        """Undo :meth:`shuffle` with ``key`` on a table of the same number of rows."""
+        table = np.asarray(table, dtype=np.uint64)
+        for members, perm in reversed(key.steps):
+            inverse = None if perm is None else np.argsort(perm).astype(np.int64)
+            table = await self._permute(members, table, inverse)
+        return table
+
+    # -- conversions with MPyC -------------------------------------------------------
+    @staticmethod
+    def _mask_bits(lower: int, upper: int, m: int) -> int:
+        bits = max(1, int(upper - lower).bit_length())
+        total = bits + KAPPA
+        if total + math.ceil(math.log2(max(m, 2))) + 1 > 60:
+            raise InvalidParameterError(
+                f"values in [{lower}, {upper}] are too wide to convert with {KAPPA} bits of "
+                "statistical masking in GF(2**61 - 1)."
+            )
+        return total
+
+    async def to_mpyc(
+        self, x: np.ndarray, sectype: type, *, lower: int, upper: int, label: str
+    ) -> Any:
+        """Shared integers ``lower <= x <= upper`` as an MPyC secure (fixed-point) array, integral."""
+        x = np.asarray(x, dtype=np.uint64)
+        bits = self._mask_bits(lower, upper, self.m)
+        r = random_below_power(bits, x.shape)
+        masks = await self.sum_of_inputs(F.encode(r))
+        parts = mpc.input(sectype.array(r.astype(object)), senders=list(range(self.m)))
+        parts = parts if isinstance(parts, list) else [parts]
+        z = await self.open(
+            F.add(F.sub(x, F.const(lower)), masks),
+            label=f"{label}: masked for MPyC {DATA_INDEPENDENT}",
+        )
+        assert z is not None
+        out = sectype.array((z + int(lower)).astype(object))
+        for part in parts:
+            out = out - part
+        out.integral = True
+        return out
+
+    async def from_mpyc(self, xm: Any, *, lower: int, upper: int, label: str) -> np.ndarray:
+        """An MPyC secure array of integers in [lower, upper] as shares of this engine."""
+        sectype = type(xm).sectype
+        bits = self._mask_bits(lower, upper, self.m)
+        r = random_below_power(bits, tuple(xm.shape))
+        masks = await self.sum_of_inputs(F.encode(r))
+        parts = mpc.input(sectype.array(r.astype(object)), senders=list(range(self.m)))
+        parts = parts if isinstance(parts, list) else [parts]
+        masked = xm - int(lower)
+        for part in parts:
+            masked = masked + part
+        raw = await reveal(
+            masked, label=f"{label}: masked for the vector engine {DATA_INDEPENDENT}", raw=True
+        )
+        f = int(getattr(sectype, "frac_length", 0))
+        values = np.asarray([int(v) >> f for v in np.asarray(raw.value).ravel()], dtype=np.int64)
+        z = values.reshape(tuple(xm.shape)) + int(lower)
+        return F.sub(F.encode(z), masks)
+
+
+__all__ = ["DATA_INDEPENDENT", "KAPPA", "Engine", "ShuffleKey", "random_permutation"]
