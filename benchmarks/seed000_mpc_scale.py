@@ -111,6 +111,8 @@ def program_args(system: str, n: int, depth: int, variant: str) -> tuple[str, di
         target = "privet.learners.oblivious_id3.program:train_oblivious_id3"
     if variant == "owners":
         args["owner_tables"] = True
+    if variant == "sorted":
+        args["sorted_table"] = True
     return target, args
 
 

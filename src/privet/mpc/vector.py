@@ -299,4 +299,72 @@ class Engine:
         return F.sub(F.encode(z), masks)
 
 
-__all__ = ["DATA_INDEPENDENT", "KAPPA", "Engine", "ShuffleKey", "random_permutation"]
+
+
+# ------------------------------------------------------------------ secret random bits and noise
+
+
+async def random_bits(eng: Engine, shape: tuple[int, ...]) -> np.ndarray:
+    """Shares of independent uniform secret bits: the XOR of parties 0..t's own uniform bits.
+
+    b = b_0 xor ... xor b_t, with x xor y = x + y - 2xy (t products). A coalition of t
+    parties misses one b_i, which is uniform and independent of the rest, so b is
+    uniform and independent of the coalition's view.
+    """
+    shape = tuple(int(s) for s in shape)
+    size = int(np.prod(shape, dtype=np.int64)) if shape else 1
+    mine = np.frombuffer(secrets.token_bytes((size + 7) // 8), dtype=np.uint8)
+    mine = np.unpackbits(mine)[:size].astype(np.uint64).reshape(shape)
+    parts = await eng.input_all(mine)
+    bits = parts[0]
+    for part in parts[1 : eng.t + 1]:
+        both = await eng.mul(bits, part)
+        bits = F.sub(F.add(bits, part), F.mul(both, F.const(2)))
+    return bits
+
+
+async def less_than_public(eng: Engine, bits: np.ndarray, thresholds: Any) -> np.ndarray:
+    """Shares of [R < c] for R = sum_i bits[..., i] 2**i and public integers c (broadcast).
+
+    The chain of :func:`privet.mpc.discrete._less_than`, least significant bit
+    first: lt_i = c_i (1 - r_i) + [r_i = c_i] lt_{i-1}, one product per bit.
+    """
+    c = np.asarray(thresholds, dtype=object)
+    lt = None
+    for i in range(bits.shape[-1]):
+        ci = np.vectorize(lambda v, i=i: (int(v) >> i) & 1, otypes=[np.int64])(c).astype(np.uint64)
+        ri = bits[..., i]
+        equal = F.add(F.mul(ri, F.encode(2 * ci.astype(np.int64) - 1)), F.sub(1, ci))
+        first = F.mul(F.sub(1, ri), ci)
+        lt = first if lt is None else F.add(first, await eng.mul(equal, lt))
+    assert lt is not None
+    return lt
+
+
+async def discrete_laplace(eng: Engine, shape: tuple[int, ...], coins: Any) -> np.ndarray:
+    """Shares of G1 - G2, the bitwise discrete Laplace of :mod:`privet.mpc.discrete`, drawn here.
+
+    The same distribution as :meth:`privet.mpc.discrete.SecureDiscreteLaplace.noise` for
+    the same :class:`~privet.mechanisms.bitwise_geometric.GeometricCoins` (each digit
+    j of each geometric is the coin [R < c_j] of B fresh uniform bits), hence the same
+    proof and delta; only the arithmetic is this engine's.
+    """
+    shape = tuple(int(s) for s in shape)
+    J, B = coins.support_bits, coins.coin_bits
+    r = await random_bits(eng, (2, *shape, J, B))
+    digits = await less_than_public(eng, r, np.array(coins.thresholds, dtype=object))
+    weights = (np.uint64(1) << np.arange(J, dtype=np.uint64)).astype(np.uint64)
+    g = F.sum(F.mul(digits, weights), axis=-1)  # (2, *shape)
+    return F.sub(g[0], g[1])
+
+
+__all__ = [
+    "DATA_INDEPENDENT",
+    "KAPPA",
+    "Engine",
+    "ShuffleKey",
+    "discrete_laplace",
+    "less_than_public",
+    "random_bits",
+    "random_permutation",
+]

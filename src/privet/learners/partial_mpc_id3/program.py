@@ -14,7 +14,7 @@ from privet.errors import InvalidParameterError
 from privet.learners._protocols.common import (
     check_range,
 )
-from privet.learners._protocols.noise import make_noise
+from privet.learners._protocols.noise import VectorNoise, make_noise
 from privet.learners._protocols.numbers import SecureNumbers
 from privet.learners._protocols.programs import (
     RevealLog,
@@ -73,9 +73,11 @@ async def train_partial_mpc_id3(
         check_range("the noisy-max keys", bound, split_mech.sectype)
     if sorted_table:
         with RevealLog() as log:
-            _, table, root = await share_sorted_table(
+            eng, table, root = await share_sorted_table(
                 ctx, data, rows, sizes, n_classes, depth, split_mech.sectype
             )
+            if not noise.testing and fmt.mpc_noise == "discrete":
+                noise = VectorNoise(eng)  # the same coins, drawn in the vector engine
             nodes = await partial_mpc_id3_sorted(
                 table,
                 root,

@@ -143,7 +143,10 @@ async def _split_level(
     scores = mpc.np_amax(table, axis=(2,)) @ seg  # Eq. 1, (N, m)
     candidates = np.asarray(attrs, dtype=np.int64)  # (N, m - level), increasing
     rows = np.arange(len(paths))[:, None]
-    onehot = noise.select(split_mechanism, scores[rows, candidates], paths, kind="split")
+    drawn = await noise.draw(split_mechanism, tuple(candidates.shape))
+    onehot = noise.select(
+        split_mechanism, scores[rows, candidates], paths, kind="split", drawn=drawn
+    )
     picks = await reveal_index(  # Alg. 8: MPC-EM, then MPC-Recover of the index
         onehot,
         label=f"CDP+PMPC-ID3 depth {level}: EM split attributes{tag}",
@@ -168,8 +171,9 @@ async def _release_leaves(
     tag: str,
 ) -> None:
     """Alg. 7 steps 2-5 for every leaf: the DP leaf update of its counts, opened (Alg. 9 or 10)."""
+    drawn = await noise.draw(leaf_mechanism, (len(paths), u))
     if leaf == "laplace":  # Alg. 9: MPC-LM on every count, opened, argmax in the clear
-        noisy = noise.laplace(leaf_mechanism, counts, paths)
+        noisy = noise.laplace(leaf_mechanism, counts, paths, drawn=drawn)
         values = await reveal(
             noisy, label=f"CDP+PMPC-ID3: Laplace-noised leaf counts{tag}", entry=leaf_mechanism
         )
@@ -177,7 +181,7 @@ async def _release_leaves(
         for path, value in zip(paths, values, strict=True):
             nodes[path] = {"value": [float(x) for x in value]}
     else:  # Alg. 10: MPC-EM with the counts as utilities, the index opened
-        onehot = noise.select(leaf_mechanism, counts, paths, kind="leaf")
+        onehot = noise.select(leaf_mechanism, counts, paths, kind="leaf", drawn=drawn)
         labels = await reveal_index(
             onehot, label=f"CDP+PMPC-ID3: EM leaf labels{tag}", entry=leaf_mechanism
         )
