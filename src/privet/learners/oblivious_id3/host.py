@@ -123,6 +123,7 @@ def launch_prediction(
     backend: str,
     timeout: float,
     run_timeout: float | None,
+    extra_args: dict[str, Any] | None = None,
 ) -> Any:
     """Run an oblivious prediction program: party ``i`` gets ``shares[i]`` as ``key``.
 
@@ -140,6 +141,7 @@ def launch_prediction(
         "n_queries": int(query_codes.shape[0]),
         "sizes": [int(s) for s in sizes],
         "querier": int(querier),
+        **(extra_args or {}),
     }
     if backend == "local":
         if parties != 1:
@@ -178,13 +180,18 @@ def run_oblivious_predict(
     backend: str = "mpc",
     timeout: float = 60.0,
     run_timeout: float | None = None,
+    method: str = "sorted",
 ) -> PredictRun:
     """Algorithm 4: the querier (a party) inputs its records, only it learns the labels.
 
     The parties must be the ones that trained ``model`` (same number, same
-    order): each loads its own shares.
+    order): each loads its own shares. ``method``: ``"sorted"`` (path evaluation
+    in the vector engine, cost independent of the number of leaves) or
+    ``"leaves"`` (every leaf for every query, Alg. 4 unrolled); the same labels.
     """
+    if method not in ("sorted", "leaves"):
+        raise InvalidParameterError(f"method must be 'sorted' or 'leaves', got {method!r}.")
     target = f"{PROGRAMS}:predict_oblivious_id3"
-    args = (query_codes, sizes, querier, backend, timeout, run_timeout)
+    args = (query_codes, sizes, querier, backend, timeout, run_timeout, {"method": method})
     result = launch_prediction(target, "model", list(model.shares), *args)
     return PredictRun.from_result(result, querier)

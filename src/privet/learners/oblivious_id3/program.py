@@ -23,11 +23,14 @@ from privet.learners.oblivious_id3.protocol import (
     import_shares,
     oblivious_id3,
     oblivious_predict,
+    oblivious_predict_sorted,
     reveal_predictions,
 )
+from privet.mpc import field61 as F
 from privet.mpc.fixedpoint import secfxp_type
 from privet.mpc.party import PartyContext
 from privet.mpc.sharing import share_array
+from privet.mpc.vector import Engine
 
 
 async def train_oblivious_id3(
@@ -126,8 +129,14 @@ async def predict_oblivious_id3(
     n_queries: int = 0,
     sizes: Sequence[int] = (),
     querier: int = 0,
+    method: str = "sorted",
 ) -> dict[str, Any]:
     """Algorithm 4: the querier inputs one-hot queries, only it learns the labels.
+
+    ``method="sorted"`` (default): path evaluation on a secretly sorted table in the
+    vector engine (:func:`~privet.learners.oblivious_id3.protocol.oblivious_predict_sorted`),
+    whose cost does not grow with the number of leaves; ``"leaves"``: Alg. 4
+    unrolled, every leaf for every query (MPyC). The same labels.
 
     ``model`` is this party's shares (a dict from :func:`train_oblivious_id3`
     or the path of its pickle); ``queries`` the querier's codes (n_queries, m)
@@ -136,6 +145,10 @@ async def predict_oblivious_id3(
     if isinstance(model, str):
         with open(model, "rb") as fh:
             model = pickle.load(fh)
+    if method not in ("sorted", "leaves"):
+        raise InvalidParameterError(f"method must be 'sorted' or 'leaves', got {method!r}.")
+    if method == "sorted":
+        return await predict_sorted(ctx, model, queries, n_queries, sizes, querier)
     return await predict_secret_trees(
         ctx,
         [model],
@@ -174,3 +187,42 @@ async def predict_secret_trees(
         onehot = await evaluate(trees, Q)
         labels = await reveal_predictions(onehot, querier=querier, label=label)
     return {"labels": labels, "reveals": log.events}
+
+
+async def predict_sorted(
+    ctx: PartyContext,
+    shares: dict[str, Any],
+    queries: Any,
+    n_queries: int,
+    sizes: Sequence[int],
+    querier: int,
+) -> dict[str, Any]:
+    """Algorithm 4 by path evaluation in the vector engine; only the querier learns the labels."""
+    sectype = secfxp_type(int(shares["bit_length"]), int(shares["frac_length"]))
+    tree = import_shares(shares, sectype)
+    m, w = tree.n_attributes, tree.width
+    eng = Engine()
+    with RevealLog() as log:
+        local = None
+        if ctx.pid == querier:
+            codes = queries
+            if isinstance(queries, str):
+                with np.load(Path(queries)) as f:
+                    codes = f["codes"]
+            codes = np.asarray(codes, dtype=np.int64).reshape(-1, m)
+            if codes.shape[0] != n_queries:
+                raise InvalidParameterError(
+                    f"the querier holds {codes.shape[0]} queries but n_queries={n_queries}."
+                )
+            if codes.size and (
+                (codes < 0).any() or (codes >= np.asarray(sizes, dtype=np.int64)).any()
+            ):
+                raise InvalidParameterError(
+                    "a query code lies outside its attribute's domain (the schema's sizes)."
+                )
+            local = F.encode(one_hot(codes, list(sizes), width=w, dtype=np.int64))
+        Q = await eng.input(local, querier, (int(n_queries), m, w))
+        labels = await oblivious_predict_sorted(
+            eng, tree, Q, querier=querier, label="ODP+FMPC-ID3: predicted labels (querier only)"
+        )
+    return {"labels": None if labels is None else labels, "reveals": log.events}

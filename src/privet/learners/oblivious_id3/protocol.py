@@ -49,7 +49,7 @@ from typing import Any
 
 import numpy as np
 
-from privet.errors import InvalidParameterError
+from privet.errors import InvalidParameterError, MPCError
 from privet.learners._protocols.common import (
     ContingencyTables,
     check_range,
@@ -347,3 +347,137 @@ def reconstruct(shares: Sequence[dict[str, Any]]) -> dict[str, Any]:
         signed = np.where(total > p // 2, total - p, total).astype(object)
         opened.append(np.rint(signed.astype(float) / 2**f).astype(np.int64))
     return {"indicators": opened[:-1], "leaves": opened[-1]}
+
+
+# ------------------------------------------------------------ prediction on a sorted table
+
+
+def _model_index(key: np.ndarray, width: int, level: int) -> np.ndarray:
+    """Index j (root digit most significant) of the nodes with sorted-table key g (root digit least)."""
+    out = np.zeros_like(key)
+    rest = key.copy()
+    for i in range(level):
+        out += (rest % width) * width ** (level - 1 - i)
+        rest //= width
+    return out
+
+
+async def oblivious_predict_sorted(
+    eng: Any, model: SecretTree, queries: np.ndarray, *, querier: int, label: str
+) -> np.ndarray | None:
+    """Algorithm 4 for a batch of secret queries by path evaluation on a sorted table.
+
+    Instead of evaluating every one of the w**h leaves for every query (Alg. 4
+    unrolled), each query follows its own path: the queries and w**(h-1) dummy
+    rows (:func:`~privet.learners._protocols.grouped.dummy_digits`) are kept
+    secretly sorted by the node they have reached (the group key of
+    :mod:`privet.learners._protocols.grouped`), a level's secret attribute
+    indicators reach the queries as prefix sums of the differences between
+    consecutive nodes' indicators, written on each node's first dummy (dummy g
+    is the first row of group g at every level), and a query's next branch is
+    its one-hot value of that attribute (one product per one-hot column). At the
+    last level the query multiplies its branch into its node's w leaf labels.
+    A level costs O((q + w**(h-1)) m w) products and one shuffle, whatever the
+    number of leaves.
+
+    ``eng`` is the vector engine; ``model`` the secret tree (MPyC shares, moved
+    into the engine by masked conversions); ``queries`` this engine's shares of
+    the querier's padded one-hot queries, (q, m, w). Only ``querier`` learns the
+    labels (class indices, in the order of the queries); the other parties get
+    None. Besides the labels, only data-independent values are opened (shuffled
+    destinations, the shuffled positions of the queries).
+    """
+    from privet.learners._protocols.grouped import dummy_digits
+    from privet.mpc import field61 as F
+    from privet.mpc.vector import DATA_INDEPENDENT
+
+    q, m, w = queries.shape
+    u, h = model.n_classes, model.depth
+    if h == 0:
+        leaf = await eng.from_mpyc(model.leaves, lower=0, upper=1, label=f"{label}: leaf")
+        index = F.sum(F.mul(leaf, np.arange(u, dtype=np.uint64)), axis=1)  # (1,)
+        labels = np.broadcast_to(index, (q,)).copy()
+        return await eng.open(labels, label=label, receivers=[querier])
+    indicators = [
+        await eng.from_mpyc(K, lower=0, upper=1, label=f"{label}: indicators, depth {lvl}")
+        for lvl, K in enumerate(model.indicators)
+    ]
+    leaves = await eng.from_mpyc(model.leaves, lower=0, upper=1, label=f"{label}: leaf labels")
+    digits = dummy_digits(w, h - 1)
+    d = digits.shape[0]
+    # payload per row: queries (m w) | position | dummy digits (h-1) w | per level: m | leaves w u
+    cols_q, cols_d = m * w, (h - 1) * w
+    parts = [np.zeros((d, cols_q + 1), dtype=np.uint64)]
+    dummy_onehot = np.zeros((d, cols_d), dtype=np.uint64)
+    for i in range(h - 1):
+        dummy_onehot[np.arange(d), i * w + digits[:, i]] = 1
+    parts.append(dummy_onehot)
+    for lvl in range(h):  # the first dummies of each group carry the deltas of its indicator
+        groups = w**lvl
+        per_group = indicators[lvl][_model_index(np.arange(groups), w, lvl)]  # by key
+        delta = F.sub(per_group, np.vstack([np.zeros((1, m), np.uint64), per_group[:-1]]))
+        block = np.zeros((d, m), dtype=np.uint64)
+        block[:groups] = delta
+        parts.append(block)
+    groups = w ** (h - 1)
+    base = _model_index(np.arange(groups), w, h - 1) * w
+    blocks = leaves[(base[:, None] + np.arange(w)[None, :]).reshape(-1)].reshape(groups, w * u)
+    delta = F.sub(blocks, np.vstack([np.zeros((1, w * u), np.uint64), blocks[:-1]]))
+    leaf_block = np.zeros((d, w * u), dtype=np.uint64)
+    leaf_block[:groups] = delta
+    parts.append(leaf_block)
+    dummies = np.hstack(parts)
+    records = np.hstack(
+        [
+            np.asarray(queries, dtype=np.uint64).reshape(q, cols_q),
+            np.arange(q, dtype=np.uint64)[:, None],
+            np.zeros((q, dummies.shape[1] - cols_q - 1), dtype=np.uint64),
+        ]
+    )
+    rows = np.vstack([dummies, records])
+    is_query = np.concatenate([np.zeros(d, np.uint64), np.ones(q, np.uint64)])
+    rows = np.hstack([rows, is_query[:, None]])
+    n_rows = rows.shape[0]
+    first_level = cols_q + 1 + cols_d
+    for lvl in range(h):
+        K = F.cumsum(rows[:, first_level + lvl * m : first_level + (lvl + 1) * m], axis=0)
+        Q = rows[:, :cols_q].reshape(n_rows, m, w)
+        X = await eng.reshare(F.sum(F.mul(K[:, :, None], Q), axis=1))  # (n', w)
+        if lvl == h - 1:
+            start = first_level + h * m
+            L = F.cumsum(rows[:, start : start + w * u], axis=0).reshape(n_rows, w, u)
+            onehot = await eng.reshare(F.sum(F.mul(X[:, :, None], L), axis=1))  # (n', u)
+            break
+        X = F.add(X, rows[:, cols_q + 1 + lvl * w : cols_q + 1 + (lvl + 1) * w])
+        running = F.cumsum(X, axis=0)
+        totals = running[-1]
+        before = F.sub(F.cumsum(totals), totals)
+        target = F.sub(F.add(running, before[None, :]), F.const(1))
+        dest = await eng.reshare(F.sum(F.mul(X, target), axis=1))
+        shuffled, _ = await eng.shuffle(np.hstack([rows, dest[:, None]]))
+        places = await eng.open(
+            shuffled[:, -1],
+            label=f"{label}: depth {lvl} shuffled sort destinations {DATA_INDEPENDENT}",
+        )
+        assert places is not None
+        if not np.array_equal(np.sort(places), np.arange(n_rows)):
+            raise MPCError(f"{label}: the opened destinations are not a permutation.")
+        out = np.empty_like(rows)
+        out[places] = shuffled[:, :-1]
+        rows = out
+        mark_step(None, f"oblivious prediction of {q} queries: depth {lvl} (kept secret)")
+    index = F.sum(F.mul(onehot, np.arange(u, dtype=np.uint64)[None, :]), axis=1)
+    final, _ = await eng.shuffle(np.stack([index, rows[:, cols_q], rows[:, -1]], axis=1))
+    flags = await eng.open(
+        final[:, 2], label=f"{label}: shuffled query positions {DATA_INDEPENDENT}"
+    )
+    assert flags is not None
+    where = np.flatnonzero(flags == 1)
+    if where.size != q:
+        raise MPCError(f"{label}: {where.size} query rows where {q} were expected.")
+    opened = await eng.open(final[where][:, :2], label=label, receivers=[querier])
+    if opened is None:
+        return None
+    labels = np.empty(q, dtype=np.int64)
+    labels[opened[:, 1]] = opened[:, 0]
+    return labels
