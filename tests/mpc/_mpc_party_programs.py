@@ -119,10 +119,31 @@ async def vector_engine_checks(ctx: Any, n: int = 2000, trials: int = 200) -> di
     back = await eng.unshuffle(key, shuffled)
     out["unshuffled"] = (await eng.open(back, label="unshuffled")).tolist()
     # many shuffles of 0..4: the position of 0 should be uniform
-    small = await eng.input(F.encode(np.tile(np.arange(5), (1, 1)).T.repeat(trials, axis=1))
-                            if ctx.pid == 0 else None, 0, (5, trials))
-    perm, _ = await eng.shuffle(small)
-    out["small"] = (await eng.open(perm, label="small")).tolist()
+    small = await eng.input(F.encode(np.arange(5)) if ctx.pid == 0 else None, 0, (5,))
+    firsts = []
+    for _ in range(trials):  # independent shuffles of 0..4: where does 0 go?
+        perm, _ = await eng.shuffle(small)
+        firsts.append(int(np.flatnonzero(await eng.open(perm, label="small") == 0)[0]))
+    out["small"] = firsts
+    from privet.mpc.vector import argmax_onehot, discrete_laplace, maximum, non_negative
+
+    ge = await non_negative(eng, F.sub(A, B), 12, label="cmp")
+    out["ge"] = (await eng.open(ge, label="ge")).tolist()
+    edge = await eng.input(F.encode(np.array([0, -1, 1, 2047, -2047])) if ctx.pid == 0 else None,
+                           0, (5,))
+    out["edge"] = (await eng.open(await non_negative(eng, edge, 11, label="e"), label="e")).tolist()
+    grid = F.add(A[: n - n % 5].reshape(-1, 5), F.const(1000))  # non-negative
+    out["max"] = (await eng.open(await maximum(eng, grid, 12, label="m"), label="m")).tolist()
+    keys = F.add(F.mul(grid, F.const(8)), np.arange(5, 0, -1, dtype=np.uint64))  # distinct keys
+    out["argmax"] = (await eng.open(await argmax_onehot(eng, keys, 16, label="a"), label="a")).tolist()
+
+    class Coins:  # scale 2 coins of privet.mechanisms.bitwise_geometric
+        pass
+
+    from privet.mechanisms.bitwise_geometric import geometric_coins
+
+    z = await discrete_laplace(eng, (trials * 20,), geometric_coins(2.0, 20))
+    out["laplace"] = (await eng.open(z, label="z")).tolist()
     sectype = mpc.SecFxp(32)
     xm = await eng.to_mpyc(A, sectype, lower=-1000, upper=1000, label="to mpyc")
     out["to_mpyc"] = [int(round(v)) for v in await mpc.output(xm * 3)]

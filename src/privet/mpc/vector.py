@@ -313,11 +313,15 @@ async def random_bits(eng: Engine, shape: tuple[int, ...]) -> np.ndarray:
     """
     shape = tuple(int(s) for s in shape)
     size = int(np.prod(shape, dtype=np.int64)) if shape else 1
-    mine = np.frombuffer(secrets.token_bytes((size + 7) // 8), dtype=np.uint8)
-    mine = np.unpackbits(mine)[:size].astype(np.uint64).reshape(shape)
-    parts = await eng.input_all(mine)
+    parts = []
+    for sender in range(eng.t + 1):  # t + 1 parties suffice; the others input nothing
+        mine = None
+        if eng.pid == sender:
+            raw = np.frombuffer(secrets.token_bytes((size + 7) // 8), dtype=np.uint8)
+            mine = np.unpackbits(raw)[:size].astype(np.uint64).reshape(shape)
+        parts.append(await eng.input(mine, sender, shape))
     bits = parts[0]
-    for part in parts[1 : eng.t + 1]:
+    for part in parts[1:]:
         both = await eng.mul(bits, part)
         bits = F.sub(F.add(bits, part), F.mul(both, F.const(2)))
     return bits
@@ -328,16 +332,26 @@ async def less_than_public(eng: Engine, bits: np.ndarray, thresholds: Any) -> np
 
     The chain of :func:`privet.mpc.discrete._less_than`, least significant bit
     first: lt_i = c_i (1 - r_i) + [r_i = c_i] lt_{i-1}, one product per bit.
+    A threshold of 2**B or more (B the number of bits) gives 1.
     """
     c = np.asarray(thresholds, dtype=object)
+    small = c.size == 0 or max(int(v) for v in c.ravel()) < 2**62
+    c64 = c.astype(np.int64) if small else None
     lt = None
     for i in range(bits.shape[-1]):
-        ci = np.vectorize(lambda v, i=i: (int(v) >> i) & 1, otypes=[np.int64])(c).astype(np.uint64)
+        if c64 is not None:
+            ci = ((c64 >> i) & 1).astype(np.uint64)
+        else:
+            ci = np.vectorize(lambda v, i=i: (int(v) >> i) & 1, otypes=[np.int64])(c)
+            ci = ci.astype(np.uint64)
         ri = bits[..., i]
         equal = F.add(F.mul(ri, F.encode(2 * ci.astype(np.int64) - 1)), F.sub(1, ci))
         first = F.mul(F.sub(1, ri), ci)
         lt = first if lt is None else F.add(first, await eng.mul(equal, lt))
     assert lt is not None
+    over = c >= 2 ** bits.shape[-1]  # a threshold beyond every B-bit value: always true
+    if np.any(over):
+        lt = np.where(np.broadcast_to(over, lt.shape), np.uint64(1), lt)
     return lt
 
 
@@ -358,13 +372,102 @@ async def discrete_laplace(eng: Engine, shape: tuple[int, ...], coins: Any) -> n
     return F.sub(g[0], g[1])
 
 
+# ------------------------------------------------------------------ comparisons
+
+
+def comparison_kappa(bits: int) -> int:
+    """Statistical security of :func:`non_negative` for values of ``bits`` bits: 40, less for wide values.
+
+    The opened value x + 2**bits + r + 2**(bits+1) R must stay below p = 2**61 - 1
+    with R a sum of m kappa-bit values; MPyC's own comparisons use kappa = 30.
+    """
+    kappa = min(KAPPA, 61 - bits - 5)
+    if kappa < 30:
+        raise InvalidParameterError(
+            f"comparisons of {bits}-bit values leave {kappa} < 30 bits of statistical masking in "
+            "GF(2**61 - 1); use smaller values."
+        )
+    return kappa
+
+
+async def non_negative(eng: Engine, x: np.ndarray, bits: int, *, label: str) -> np.ndarray:
+    """Shares of [x >= 0] for shared signed integers with |x| < 2**bits.
+
+    y = x + 2**bits lies in [0, 2**(bits+1)); with secret random bits r (bits of them)
+    and a secret R = sum of every party's own uniform kappa-bit value, c = y + r +
+    2**(bits+1) R is opened (statistically hiding y, :func:`comparison_kappa`), so
+    y mod 2**bits = c_lo - r + 2**bits [c_lo < r] (c_lo = c mod 2**bits; the
+    comparison of public c_lo with the secret bits of r is :func:`less_than_public`)
+    and [x >= 0] = (y - y mod 2**bits) / 2**bits (Catrina & de Hoogh 2010, the
+    method of MPyC's secure comparisons).
+    """
+    x = np.asarray(x, dtype=np.uint64)
+    kappa = comparison_kappa(bits)
+    r = await random_bits(eng, (*x.shape, bits))
+    weights = (np.uint64(1) << np.arange(bits, dtype=np.uint64)).astype(np.uint64)
+    r_value = F.sum(F.mul(r, weights), axis=-1)
+    big = await eng.sum_of_inputs(F.encode(random_below_power(kappa, x.shape)))
+    y = F.add(x, F.const(1 << bits))
+    masked = F.add(F.add(y, r_value), F.mul(big, F.const(1 << (bits + 1))))
+    c = await eng.open(masked, label=f"{label}: masked comparison {DATA_INDEPENDENT}")
+    assert c is not None
+    c_lo = np.asarray(c, dtype=np.int64) & np.int64((1 << bits) - 1)
+    r_greater = F.sub(1, await less_than_public(eng, r, (c_lo + 1).astype(object)))  # [c_lo < r]
+    y_lo = F.add(F.sub(F.encode(c_lo), r_value), F.mul(r_greater, F.const(1 << bits)))
+    return F.mul(F.sub(y, y_lo), F.const(pow(1 << bits, -1, F.P)))
+
+
+async def maximum(eng: Engine, x: np.ndarray, bits: int, *, label: str) -> np.ndarray:
+    """Shares of the maximum over the last axis (values with |x| < 2**(bits - 1)), by a tournament."""
+    x = np.asarray(x, dtype=np.uint64)
+    while x.shape[-1] > 1:
+        half = x.shape[-1] // 2
+        a, b = x[..., 0 : 2 * half : 2], x[..., 1 : 2 * half : 2]
+        diff = F.sub(a, b)
+        c = await non_negative(eng, diff, bits, label=label)
+        best = F.add(b, await eng.mul(c, diff))
+        x = np.concatenate([best, x[..., 2 * half :]], axis=-1) if x.shape[-1] % 2 else best
+    return x[..., 0]
+
+
+async def argmax_onehot(eng: Engine, keys: np.ndarray, bits: int, *, label: str) -> np.ndarray:
+    """Shares of the one-hot of the maximum over the last axis of *distinct* non-negative keys < 2**(bits-1).
+
+    A tournament: each round compares pairs ([a >= b]) and keeps the winner's key
+    and one-hot (c a + (1 - c) b), so ties must have been broken in the keys
+    (as :func:`privet.mpc.discrete.argmax_first` does with ranks).
+    """
+    keys = np.asarray(keys, dtype=np.uint64)
+    d = keys.shape[-1]
+    onehot = np.broadcast_to(np.eye(d, dtype=np.uint64), (*keys.shape, d)).copy()
+    while keys.shape[-1] > 1:
+        half = keys.shape[-1] // 2
+        a, b = keys[..., 0 : 2 * half : 2], keys[..., 1 : 2 * half : 2]
+        oa, ob = onehot[..., 0 : 2 * half : 2, :], onehot[..., 1 : 2 * half : 2, :]
+        diff = F.sub(a, b)
+        c = await non_negative(eng, diff, bits, label=label)
+        both = await eng.mul(c[..., None], np.concatenate([diff[..., None], F.sub(oa, ob)], -1))
+        best = F.add(b, both[..., 0])
+        best_onehot = F.add(ob, both[..., 1:])
+        if keys.shape[-1] % 2:
+            keys = np.concatenate([best, keys[..., 2 * half :]], axis=-1)
+            onehot = np.concatenate([best_onehot, onehot[..., 2 * half :, :]], axis=-2)
+        else:
+            keys, onehot = best, best_onehot
+    return onehot[..., 0, :]
+
+
 __all__ = [
     "DATA_INDEPENDENT",
     "KAPPA",
     "Engine",
     "ShuffleKey",
+    "argmax_onehot",
+    "comparison_kappa",
     "discrete_laplace",
     "less_than_public",
+    "maximum",
+    "non_negative",
     "random_bits",
     "random_permutation",
 ]
