@@ -77,6 +77,24 @@ class SecureNoise:
         """Noise for ``mechanism`` drawn ahead (None: the mechanism draws its own in MPyC)."""
         return None
 
+    async def engine_values(
+        self, engine: Any, mechanism: Any, paths: Sequence[Path], kind: str, size: int
+    ) -> Any:
+        """Shares in the vector engine of the discrete noise of ``mechanism``, ``(len(paths), size)``.
+
+        ``kind``: ``"laplace"`` (leaf counts), ``"split"`` or ``"leaf"`` (noisy-max
+        choices). Only the discrete samplers; drawn with :func:`privet.mpc.vector.discrete_laplace`.
+        """
+        from privet.mpc.vector import discrete_laplace
+
+        if not _is_discrete(mechanism):
+            raise FixedNoiseRefused(
+                "the sorted-table protocols draw the discrete samplers' noise only; use "
+                "mpc_noise='discrete' (the paper's fixed-point samplers run in MPyC)."
+            )
+        lap = mechanism.laplace if isinstance(mechanism, SecureReportNoisyMax) else mechanism
+        return await discrete_laplace(engine, (len(paths), int(size)), lap.coins)
+
     def laplace(self, mechanism: Any, x: Any, paths: Sequence[Path], drawn: Any = None) -> Any:
         """Secret ``x + Laplace(mechanism.scale)`` per entry (Algorithm 12).
 
@@ -194,6 +212,21 @@ class FixedNoise(SecureNoise):
         rng = self._rng("discrete " + kind, path)
         g = rng.geometric(p, size=(2, size)) - 1
         return np.clip(g[0] - g[1], -bound, bound).astype(np.int64)
+
+    async def engine_values(
+        self, engine: Any, mechanism: Any, paths: Sequence[Path], kind: str, size: int
+    ) -> Any:
+        """The public testing draws of :meth:`laplace`/:meth:`select`, as constant shares."""
+        from privet.mpc import field61
+
+        lap = mechanism.laplace if isinstance(mechanism, SecureReportNoisyMax) else mechanism
+        values = np.stack(
+            [
+                self.discrete_laplace_values(kind, p, int(size), lap.scale, lap.noise_bound)
+                for p in paths
+            ]
+        ).reshape(len(paths), int(size))
+        return field61.encode(values)
 
     def laplace(self, mechanism: Any, x: Any, paths: Sequence[Path], drawn: Any = None) -> Any:
         x = to_fixed_point(x, mechanism.sectype)

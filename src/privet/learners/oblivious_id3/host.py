@@ -77,6 +77,7 @@ def run_oblivious_id3(
     width: int | None = None,
     numbers: SecureNumbers | None = None,
     sample_rate: float | None = None,
+    sorted_table: bool = False,
     _testing_noise: int | None = None,
     **launch: Unpack[LaunchOptions],
 ) -> SharedModel:
@@ -86,6 +87,8 @@ def run_oblivious_id3(
     (``split="exponential"``); ``leaf_epsilon`` the budget of each leaf.
     ``numbers``: the secure type and the samplers
     (:class:`~privet.learners._protocols.numbers.SecureNumbers`).
+    ``sorted_table=True``: the rows kept secretly sorted in the vector engine (the same
+    secret tree, a cost linear in the rows; discrete samplers, depth >= 1).
     ``launch``: ``backend``, ``parties``, ``timeout``, ``run_timeout`` of
     :func:`~privet.learners._protocols.host.run_program`.
     """
@@ -101,6 +104,8 @@ def run_oblivious_id3(
         **(numbers if numbers is not None else SecureNumbers()).args(),
         "sample_rate": None if sample_rate is None else float(sample_rate),
     }
+    if sorted_table:
+        args["sorted_table"] = True
     if _testing_noise is not None:
         args["_testing_noise"] = int(_testing_noise)
     result = run_program(f"{PROGRAMS}:train_oblivious_id3", args, codes, y_codes, **launch)

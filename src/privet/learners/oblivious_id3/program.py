@@ -11,10 +11,11 @@ import numpy as np
 
 from privet.data import one_hot
 from privet.errors import InvalidParameterError
-from privet.learners._protocols.noise import make_noise
+from privet.learners._protocols.noise import VectorNoise, make_noise
 from privet.learners._protocols.numbers import SecureNumbers
 from privet.learners._protocols.programs import (
     RevealLog,
+    share_sorted_table,
     share_training_data,
 )
 from privet.learners.oblivious_id3.protocol import (
@@ -22,6 +23,7 @@ from privet.learners.oblivious_id3.protocol import (
     export_shares,
     import_shares,
     oblivious_id3,
+    oblivious_id3_sorted,
     oblivious_predict,
     oblivious_predict_sorted,
     reveal_predictions,
@@ -47,10 +49,17 @@ async def train_oblivious_id3(
     leaf: str = "laplace",
     sample_rate: float | None = None,
     model_out: str | None = None,
+    sorted_table: bool = False,
     _testing_noise: int | None = None,
     **numbers: Any,
 ) -> dict[str, Any]:
     """ODP+FMPC-ID3 (Alg. 1): train the secret tree; return (or store) this party's shares.
+
+    ``sorted_table=True``: the outsourced rows are kept secretly sorted by node in the
+    vector engine and every step runs there
+    (:func:`~privet.learners.oblivious_id3.protocol.oblivious_id3_sorted`): the same
+    secret tree at a cost linear in the rows; discrete samplers only, depth >= 1,
+    no secret subsample.
 
     ``numbers``: the keys of a :class:`~privet.learners._protocols.numbers.SecureNumbers`.
     With ``model_out`` the shares are written (pickled) to that path of this
@@ -61,6 +70,32 @@ async def train_oblivious_id3(
     split_mech, leaf_mech = SecureNumbers.from_args(numbers).mechanisms(
         leaf, split_epsilon if split == "exponential" else None, leaf_epsilon
     )
+    fmt = SecureNumbers.from_args(numbers)
+    if sorted_table and (sample_rate is not None or depth < 1 or fmt.mpc_noise != "discrete"):
+        raise InvalidParameterError(
+            "sorted_table=True needs depth >= 1, mpc_noise='discrete' and no secret subsample "
+            "(sample_rate); use the partition-vector path for those."
+        )
+    if sorted_table:
+        with RevealLog() as log:
+            eng, table, _ = await share_sorted_table(
+                ctx, data, rows, sizes, n_classes, depth, leaf_mech.sectype
+            )
+            if not noise.testing:
+                noise = VectorNoise(eng)
+            model = await oblivious_id3_sorted(
+                table,
+                sum(int(r) for r in rows),
+                depth,
+                sectype=leaf_mech.sectype,
+                split=split,
+                split_mechanism=split_mech,
+                leaf_mechanism=leaf_mech,
+                leaf=leaf,
+                noise=noise,
+            )
+            shares = await export_shares(model)
+        return _finish(shares, log, noise, model_out)
     with RevealLog() as log:
         D, C = await share_training_data(
             ctx,
@@ -83,6 +118,11 @@ async def train_oblivious_id3(
             noise=noise,
         )
         shares = await export_shares(model)
+    return _finish(shares, log, noise, model_out)
+
+
+def _finish(shares: dict[str, Any], log: RevealLog, noise: Any, model_out: str | None) -> dict:
+    """A training program's result: this party's shares (or where they are stored), its log."""
     shares["testing_noise"] = noise.testing
     if model_out is not None:
         with open(model_out, "wb") as fh:

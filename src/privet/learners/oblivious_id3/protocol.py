@@ -43,6 +43,7 @@ Cost
 from __future__ import annotations
 
 import asyncio
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -481,3 +482,121 @@ async def oblivious_predict_sorted(
     labels = np.empty(q, dtype=np.int64)
     labels[opened[:, 1]] = opened[:, 0]
     return labels
+
+
+# ------------------------------------------------------------ training on a sorted table
+
+
+def _rank_keys_bits(top: int, d: int) -> tuple[int, int]:
+    """(k, bits): ranks need k fractional bits for d candidates; keys below (top + 1) 2**k need bits."""
+    k = max(1, math.ceil(math.log2(d + 1)))
+    return k, ((int(top) + 1) << k).bit_length() + 1
+
+
+async def oblivious_id3_sorted(
+    table: Any,
+    n_records: int,
+    depth: int,
+    *,
+    sectype: type,
+    split: str = "exact",
+    split_mechanism: Any = None,
+    leaf_mechanism: Any,
+    leaf: str = "laplace",
+    noise: SecureNoise | None = None,
+) -> SecretTree:
+    """Algorithm 1 (ODP+FMPC-ID3) on a secretly sorted table, entirely in the vector engine.
+
+    The same secret tree as :func:`oblivious_id3` (the same scores, the same
+    selections with the same tie rules, the same noise distributions), with the
+    level's contingency tables of all w**l nodes from a
+    :class:`~privet.learners._protocols.grouped.SortedTable` (cost linear in the
+    rows) and the comparisons of Alg. 2 (MAX), of the split selection and of the
+    leaf labels done in the engine (:func:`privet.mpc.vector.maximum`,
+    :func:`~privet.mpc.vector.argmax_onehot`). The hidden split of each node
+    reaches its rows through :meth:`SortedTable.gather`. Only data-independent
+    values are opened (shuffled group starts and destinations, masked
+    comparisons and conversions). The model is returned as MPyC shares
+    (:class:`SecretTree`), as :func:`oblivious_id3` returns it.
+
+    Only the discrete samplers (``mpc_noise="discrete"``) and the exact split.
+    """
+    from privet.learners._protocols.noise import SecureNoise as _Base
+    from privet.mpc import field61 as F
+    from privet.mpc.vector import argmax_onehot, maximum
+
+    if split not in SPLITS or leaf not in LEAVES:
+        raise InvalidParameterError(
+            f"split must be one of {SPLITS} and leaf one of {LEAVES}, got {split!r}, {leaf!r}."
+        )
+    if split == "exponential" and not isinstance(split_mechanism, SecureReportNoisyMax):
+        raise InvalidParameterError(
+            "the sorted-table ODP+FMPC-ID3 draws its hidden splits by report-noisy-max with "
+            "discrete noise (mpc_noise='discrete'); the fixed-point exponential mechanism runs "
+            "on the partition-vector path."
+        )
+    if not isinstance(leaf_mechanism, SecureDiscreteLaplace | SecureReportNoisyMax):
+        raise InvalidParameterError(
+            "the sorted-table ODP+FMPC-ID3 needs the discrete leaf samplers (mpc_noise='discrete')."
+        )
+    noise = _Base() if noise is None else noise
+    eng = table.eng
+    m, w, u, S = table.m, table.width, table.u, table.S
+    attribute_of = table.column_attribute
+    column_value = table.column_value
+    R = np.ones((1, m), dtype=np.uint64)  # Alg. 1: available attributes (public at the root)
+    indicators = []
+    counts = None
+    count_bits = int(n_records + 1).bit_length() + 1
+    for level in range(depth):
+        N = w**level
+        label = f"ODP+FMPC-ID3 depth {level}"
+        every, view = await table.counts(label=label)  # by group key g
+        j_of_g = _model_index(np.arange(N, dtype=np.int64), w, level)
+        g_of_j = np.argsort(j_of_g)
+        T = every[g_of_j].reshape(N, S, u)  # node order j (root digit most significant)
+        best = await maximum(eng, T, count_bits, label=f"{label}: MAX")  # (N, S)
+        y = np.zeros((N, m), dtype=np.uint64)
+        for a in range(m):  # Alg. 2: sum over the attribute's values of the class maximum
+            y[:, a] = F.sum(best[:, attribute_of == a], axis=1)
+        rank = np.arange(m, 0, -1, dtype=np.uint64)  # first maximum wins
+        if split == "exact":  # keys R ((y + 1) m + (m - i)), as first_max_keys
+            k, bits = 0, int((n_records + 2) * m + m).bit_length() + 1
+            raw = F.add(F.mul(F.add(y, F.const(1)), F.const(m)), rank)
+        else:
+            paths = [digits(j, w, level) for j in range(N)]
+            bound = int(split_mechanism.noise_bound)
+            z = await noise.engine_values(eng, split_mechanism, paths, "split", m)
+            k, bits = _rank_keys_bits(n_records + 2 * bound, m)
+            shifted = F.add(F.add(y, z), F.const(bound))  # noisy scores + bound >= 0
+            raw = F.add(F.mul(shifted, F.const(1 << k)), rank)
+        keys = await eng.mul(np.broadcast_to(R, raw.shape), raw)  # used attributes: key 0
+        K = await argmax_onehot(eng, keys, bits, label=f"{label}: split")  # (N, m), order j
+        indicators.append(K)
+        mark_step(None, f"{label}: split indicators (kept secret)")
+        R = np.repeat(F.sub(np.broadcast_to(R, K.shape), K), w, axis=0)  # step 22, children w j + v
+        if level + 1 < depth:
+            await table.advance(await table.gather(view, K[j_of_g]), label=label)
+        else:  # the leaves' class sizes z_{j,v,k} = sum_a K_{j,a} table_{j,a,v,k}
+            padded = np.zeros((N, m, w, u), dtype=np.uint64)
+            padded[:, attribute_of, column_value, :] = T
+            local = F.sum(F.mul(K[:, :, None, None], padded), axis=1)  # (N, w, u)
+            counts = (await eng.reshare(local)).reshape(N * w, u)
+    if counts is None:
+        raise InvalidParameterError("the sorted-table ODP+FMPC-ID3 needs depth >= 1.")
+    leaf_paths = [digits(j, w, depth) for j in range(w**depth)]
+    bound = int(leaf_mechanism.noise_bound)
+    kind = "laplace" if leaf == "laplace" else "leaf"
+    z = await noise.engine_values(eng, leaf_mechanism, leaf_paths, kind, u)
+    k, bits = _rank_keys_bits(n_records + 2 * bound, u)
+    rank = np.arange(u, 0, -1, dtype=np.uint64)
+    keys = F.add(F.mul(F.add(F.add(counts, z), F.const(bound)), F.const(1 << k)), rank)
+    labels = await argmax_onehot(eng, keys, bits, label="ODP+FMPC-ID3: leaf labels")
+    mark_step(None, "ODP+FMPC-ID3: leaf labels (kept secret)")
+    out = []
+    for level, K in enumerate(indicators):
+        out.append(
+            await eng.to_mpyc(K, sectype, lower=0, upper=1, label=f"model, depth {level}")
+        )
+    leaves = await eng.to_mpyc(labels, sectype, lower=0, upper=1, label="model, leaves")
+    return SecretTree(indicators=out, leaves=leaves, width=w, n_attributes=m, n_classes=u)
