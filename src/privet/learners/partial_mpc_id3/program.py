@@ -50,13 +50,18 @@ async def train_partial_mpc_id3(
     with ``sample_rate`` (the subsample must stay secret, from the owners too).
     ``sorted_table=True``: the outsourced rows are kept secretly sorted by node in
     the vector engine (:mod:`privet.learners._protocols.grouped`); the same secret
-    tables reach the same secure steps, at a cost linear in the rows whatever the
-    number of nodes. Not with ``owner_tables`` or ``sample_rate``.
+    tables reach the same scores, noisy selections and leaf updates, computed in the
+    engine, at a cost linear in the rows whatever the number of nodes. Discrete
+    samplers and depth >= 1 only; not with ``owner_tables`` or ``sample_rate``.
     """
-    if sorted_table and (owner_tables or sample_rate is not None):
+    if sorted_table and (owner_tables or sample_rate is not None or depth < 1):
         raise InvalidParameterError(
-            "sorted_table=True shares the rows in the vector engine; it does not combine with "
-            "owner_tables or a secret subsample (sample_rate)."
+            "sorted_table=True shares the rows in the vector engine; it needs depth >= 1 and "
+            "does not combine with owner_tables or a secret subsample (sample_rate)."
+        )
+    if sorted_table and numbers.get("mpc_noise") != "discrete":
+        raise InvalidParameterError(
+            "sorted_table=True draws the discrete samplers' noise; use mpc_noise='discrete'."
         )
     if owner_tables and sample_rate is not None:
         raise InvalidParameterError(
@@ -76,7 +81,7 @@ async def train_partial_mpc_id3(
             eng, table, root = await share_sorted_table(
                 ctx, data, rows, sizes, n_classes, depth, split_mech.sectype
             )
-            if not noise.testing and fmt.mpc_noise == "discrete":
+            if not noise.testing:
                 noise = VectorNoise(eng)  # the same coins, drawn in the vector engine
             nodes = await partial_mpc_id3_sorted(
                 table,
