@@ -137,9 +137,6 @@ async def vector_engine_checks(ctx: Any, n: int = 2000, trials: int = 200) -> di
     keys = F.add(F.mul(grid, F.const(8)), np.arange(5, 0, -1, dtype=np.uint64))  # distinct keys
     out["argmax"] = (await eng.open(await argmax_onehot(eng, keys, 16, label="a"), label="a")).tolist()
 
-    class Coins:  # scale 2 coins of privet.mechanisms.bitwise_geometric
-        pass
-
     from privet.mechanisms.bitwise_geometric import geometric_coins
 
     z = await discrete_laplace(eng, (trials * 20,), geometric_coins(2.0, 20))

@@ -142,6 +142,16 @@ def launch_prediction(
     if not 0 <= querier < parties:
         raise InvalidParameterError(f"querier must be a party index < {parties}, got {querier}.")
     query_codes = np.asarray(query_codes, dtype=np.int64)
+    bounds = np.asarray([int(v) for v in sizes], dtype=np.int64)
+    if query_codes.ndim != 2 or query_codes.shape[1] != bounds.size:
+        raise InvalidParameterError(
+            f"queries must be codes of shape (n, {bounds.size}), got {query_codes.shape}."
+        )
+    if query_codes.size and ((query_codes < 0) | (query_codes >= bounds)).any():
+        raise InvalidParameterError(
+            "a query code lies outside its attribute's domain (the schema's sizes); encode the "
+            "queries with the schema the model was trained with."
+        )
     public = {
         "n_queries": int(query_codes.shape[0]),
         "sizes": [int(s) for s in sizes],
