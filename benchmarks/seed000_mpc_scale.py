@@ -94,9 +94,7 @@ def program_args(system: str, n: int, depth: int, variant: str) -> tuple[str, di
         target = "privet.learners.mpc_id3.program:train_mpc_id3"
     elif system == "pmpc":
         eps = EPSILON / (depth + 1)
-        bits = choose_bit_length(
-            n, DISCRETE, split_epsilon=eps, leaf_epsilon=eps, leaf="laplace"
-        )
+        bits = choose_bit_length(n, DISCRETE, split_epsilon=eps, leaf_epsilon=eps, leaf="laplace")
         args = {"sizes": sizes, "n_classes": u, "depth": depth, "epsilon": eps,
                 "leaf": "laplace", **DISCRETE.replace(bit_length=bits).args()}  # fmt: skip
         target = "privet.learners.partial_mpc_id3.program:train_partial_mpc_id3"

@@ -106,7 +106,9 @@ async def vector_engine_checks(ctx: Any, n: int = 2000, trials: int = 200) -> di
     a = rng.integers(-1000, 1000, size=n)
     b = rng.integers(-1000, 1000, size=n)
     A = await eng.input(F.encode(a) if ctx.pid == 0 else None, 0, (n,))
-    B = await eng.input(F.encode(b) if ctx.pid == ctx.n_parties - 1 else None, ctx.n_parties - 1, (n,))
+    B = await eng.input(
+        F.encode(b) if ctx.pid == ctx.n_parties - 1 else None, ctx.n_parties - 1, (n,)
+    )
     out: dict[str, Any] = {}
     out["sum"] = (await eng.open(F.add(A, B), label="sum")).tolist()
     out["prod"] = (await eng.open(await eng.mul(A, B), label="prod")).tolist()
@@ -129,13 +131,16 @@ async def vector_engine_checks(ctx: Any, n: int = 2000, trials: int = 200) -> di
 
     ge = await non_negative(eng, F.sub(A, B), 12, label="cmp")
     out["ge"] = (await eng.open(ge, label="ge")).tolist()
-    edge = await eng.input(F.encode(np.array([0, -1, 1, 2047, -2047])) if ctx.pid == 0 else None,
-                           0, (5,))
+    edge = await eng.input(
+        F.encode(np.array([0, -1, 1, 2047, -2047])) if ctx.pid == 0 else None, 0, (5,)
+    )
     out["edge"] = (await eng.open(await non_negative(eng, edge, 11, label="e"), label="e")).tolist()
     grid = F.add(A[: n - n % 5].reshape(-1, 5), F.const(1000))  # non-negative
     out["max"] = (await eng.open(await maximum(eng, grid, 12, label="m"), label="m")).tolist()
     keys = F.add(F.mul(grid, F.const(8)), np.arange(5, 0, -1, dtype=np.uint64))  # distinct keys
-    out["argmax"] = (await eng.open(await argmax_onehot(eng, keys, 16, label="a"), label="a")).tolist()
+    out["argmax"] = (
+        await eng.open(await argmax_onehot(eng, keys, 16, label="a"), label="a")
+    ).tolist()
 
     from privet.mechanisms.bitwise_geometric import geometric_coins
 

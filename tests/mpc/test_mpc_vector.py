@@ -6,13 +6,12 @@ import itertools
 
 import numpy as np
 import pytest
+from _mpc_helpers import program
 from scipy import stats
 
 from privet.mpc import field61 as F
 from privet.mpc import launch
 from privet.mpc.vector import random_permutation
-
-from _mpc_helpers import program
 
 P = F.P
 
@@ -93,7 +92,9 @@ def test_engine_operations_in_one_process():
 
 @pytest.mark.mpc
 def test_engine_operations_with_three_parties():
-    run = launch(program("vector_engine_checks"), {"n": 2000, "trials": 200}, parties=3, timeout=120)
+    run = launch(
+        program("vector_engine_checks"), {"n": 2000, "trials": 200}, parties=3, timeout=120
+    )
     for r in run.results:
         _check_results(r, 2000, 200, shuffles_random=True)
     assert run.results[0] == run.results[1] == run.results[2]

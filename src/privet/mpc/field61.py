@@ -127,10 +127,12 @@ def cumsum(a: np.ndarray, axis: int = 0) -> np.ndarray:
     if a.shape[axis] > MAX_SUM_LENGTH:
         raise ValueError(f"cumsum over more than {MAX_SUM_LENGTH} terms.")
     hi, lo = _halves(a)
-    return _join(np.cumsum(hi, axis=axis, dtype=np.uint64), np.cumsum(lo, axis=axis, dtype=np.uint64))
+    return _join(
+        np.cumsum(hi, axis=axis, dtype=np.uint64), np.cumsum(lo, axis=axis, dtype=np.uint64)
+    )
 
 
-def sum(a: np.ndarray, axis: int | tuple[int, ...] | None = None) -> np.ndarray:  # noqa: A001
+def sum(a: np.ndarray, axis: int | tuple[int, ...] | None = None) -> np.ndarray:
     """Sum mod p over ``axis`` (at most :data:`MAX_SUM_LENGTH` terms)."""
     a = np.asarray(a, dtype=np.uint64)
     hi, lo = _halves(a)

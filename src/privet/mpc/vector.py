@@ -128,7 +128,9 @@ class Engine:
         return received
 
     # -- input, products, opening -----------------------------------------------------
-    async def input(self, value: np.ndarray | None, sender: int, shape: Sequence[int]) -> np.ndarray:
+    async def input(
+        self, value: np.ndarray | None, sender: int, shape: Sequence[int]
+    ) -> np.ndarray:
         """Party ``sender``'s field array (None elsewhere) of public ``shape``, shared."""
         shape = tuple(int(s) for s in shape)
         outgoing: dict[int, Any] = {}
@@ -297,8 +299,6 @@ class Engine:
         values = np.asarray([int(v) >> f for v in np.asarray(raw.value).ravel()], dtype=np.int64)
         z = values.reshape(tuple(xm.shape)) + int(lower)
         return F.sub(F.encode(z), masks)
-
-
 
 
 # ------------------------------------------------------------------ secret random bits and noise

@@ -75,6 +75,8 @@ from privet.mpc.vector import DATA_INDEPENDENT, Engine, ShuffleKey
 def dummy_digits(width: int, levels: int) -> np.ndarray:
     """Digits (d_0, ..., d_{levels-1}) of the w**levels dummies, in the order of sum_i d_i w**i."""
     index = np.arange(width**levels, dtype=np.int64)
+    if levels == 0:  # depth 1: one dummy, the root's
+        return np.zeros((1, 0), dtype=np.int64)
     return np.stack([(index // width**i) % width for i in range(levels)], axis=1).reshape(
         width**levels, levels
     )
@@ -132,9 +134,7 @@ class SortedTable:
         dummy_onehot = np.zeros((d, (depth - 1) * w), dtype=np.uint64)
         for i in range(depth - 1):
             dummy_onehot[np.arange(d), i * w + digits[:, i]] = 1
-        dummies = np.hstack(
-            [np.zeros((d, self.S * self.u + 1), dtype=np.uint64), dummy_onehot]
-        )
+        dummies = np.hstack([np.zeros((d, self.S * self.u + 1), dtype=np.uint64), dummy_onehot])
         records = np.hstack(
             [
                 np.asarray(onehot, dtype=np.uint64).reshape(n, self.S * self.u),

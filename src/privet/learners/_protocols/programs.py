@@ -214,6 +214,29 @@ async def share_sorted_table(
     return eng, SortedTable(eng, onehot.reshape(n, S * u), sizes, u, depth), None
 
 
+def use_sorted_table(
+    data_path: str,
+    *,
+    mpc_noise: str,
+    depth: int,
+    owner_tables: bool = False,
+    sample_rate: float | None = None,
+) -> bool:
+    """Whether a learner's run takes the sorted-table path (``data_path`` "auto", "sorted", "partition").
+
+    "auto" takes it where it applies: the discrete samplers, depth >= 1, no owner
+    tables, no secret subsample. "sorted" where it does not apply is refused here,
+    on the host, before anything is launched or charged.
+    """
+    applies = mpc_noise == "discrete" and depth >= 1 and not owner_tables and sample_rate is None
+    if data_path == "sorted" and not applies:
+        raise InvalidParameterError(
+            "data_path='sorted' needs the discrete samplers (noise='discrete'), depth >= 1, "
+            "no owner tables and no secret subsample; use data_path='partition' or 'auto'."
+        )
+    return data_path == "sorted" or (data_path == "auto" and applies)
+
+
 class RevealLog:
     """Records every opening (label, shape, entry) of this party: the audit trail.
 

@@ -595,8 +595,6 @@ async def oblivious_id3_sorted(
     mark_step(None, "ODP+FMPC-ID3: leaf labels (kept secret)")
     out = []
     for level, K in enumerate(indicators):
-        out.append(
-            await eng.to_mpyc(K, sectype, lower=0, upper=1, label=f"model, depth {level}")
-        )
+        out.append(await eng.to_mpyc(K, sectype, lower=0, upper=1, label=f"model, depth {level}"))
     leaves = await eng.to_mpyc(labels, sectype, lower=0, upper=1, label="model, leaves")
     return SecretTree(indicators=out, leaves=leaves, width=w, n_attributes=m, n_classes=u)
