@@ -148,7 +148,7 @@ async def vector_engine_checks(ctx: Any, n: int = 2000, trials: int = 200) -> di
     out["laplace"] = (await eng.open(z, label="z")).tolist()
     sectype = mpc.SecFxp(32)
     xm = await eng.to_mpyc(A, sectype, lower=-1000, upper=1000, label="to mpyc")
-    out["to_mpyc"] = [int(round(v)) for v in await mpc.output(xm * 3)]
+    out["to_mpyc"] = [round(v) for v in await mpc.output(xm * 3)]
     back_e = await eng.from_mpyc(xm * 2, lower=-2000, upper=2000, label="from mpyc")
     out["from_mpyc"] = (await eng.open(back_e, label="back")).tolist()
     return out

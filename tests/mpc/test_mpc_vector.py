@@ -60,7 +60,7 @@ def _check_results(r: dict, n: int, trials: int, *, shuffles_random: bool) -> No
     assert r["prod"] == (a * b).tolist()
     assert r["cumsum"] == np.cumsum(a).tolist()
     shuffled = np.array(r["shuffled"])
-    assert sorted(map(tuple, shuffled.tolist())) == sorted(zip(a.tolist(), b.tolist()))
+    assert sorted(map(tuple, shuffled.tolist())) == sorted(zip(a.tolist(), b.tolist(), strict=True))
     assert r["unshuffled"] == np.stack([a, b], axis=1).tolist()
     if shuffles_random:
         assert not np.array_equal(shuffled[:, 0], a)

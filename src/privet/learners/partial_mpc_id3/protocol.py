@@ -292,7 +292,7 @@ async def partial_mpc_id3_sorted(
         new_paths, new_attrs, node_rows, columns = split_frontier(paths, attrs, splits, sizes)
         if level + 1 < depth:
             indicator = np.zeros((w**level, m), dtype=np.uint64)
-            for (i, a), key in zip(splits, keys, strict=True):
+            for (_, a), key in zip(splits, keys, strict=True):
                 indicator[key, a] = 1
             await table.advance(await table.gather(view, indicator), label=label)
         else:
