@@ -169,6 +169,7 @@ def reference_accuracy(system: str, n: int, depth: int) -> str:
     for seed in range(5):
         model = PartialMPCID3Classifier(
             epsilon=EPSILON, max_depth=depth, schema=ds.schema, random_state=seed,
+            noise="discrete",  # the distribution of the MPC path (report-noisy-max, discrete Laplace)
             ledger=Ledger(budget=Guarantee(10.0, 1e-6)),
         ).fit(X, y)  # fmt: skip
         accs.append(np.mean(model.predict(test.X) == np.asarray(test.y)))
@@ -209,6 +210,92 @@ def run_predict(n_queries: int, depth: int, train_rows: int) -> dict[str, Any]:
         "accuracy": round(float(np.mean(pred.labels == ty)), 4),
         "load_before": before, "load_after": loadavg(),
     }  # fmt: skip
+
+
+def reference_accuracy_odp(n: int, depth: int, seeds: int = 5) -> str:
+    """Mean and spread of the sound ODP+FMPC reference path (discrete noise) over ``seeds`` fits."""
+    from privet.learners import ObliviousID3Classifier
+    from privet.ledger import Guarantee, Ledger
+
+    ds = load_dataset("adult")
+    order = np.random.default_rng(0).permutation(len(ds.y))[:n]
+    X, y = ds.X.iloc[order], np.asarray(ds.y)[order]
+    test = load_dataset("adult_test")
+    accs = []
+    for _ in range(seeds):
+        model = ObliviousID3Classifier(
+            epsilon=EPSILON, max_depth=depth, split="exponential", noise="discrete",
+            schema=ds.schema, ledger=Ledger(budget=Guarantee(10.0, 1e-6)),
+        ).fit(X, y)  # fmt: skip
+        accs.append(np.mean(model.predict(test.X) == np.asarray(test.y)))
+    return f"{np.mean(accs):.4f} ± {np.std(accs):.4f}"
+
+
+def run_odp_predict(n: int, depth: int, n_queries: int) -> list[dict[str, Any]]:
+    """Sound ODP+FMPC on the sorted table (per-party CPU), then oblivious prediction of test rows."""
+    from privet.learners.oblivious_id3.host import SharedModel, run_oblivious_predict
+
+    row, result = run_cell("odp", n, depth, "sorted", run_timeout=6000)
+    ds = load_dataset("adult")
+    target, args = program_args("odp", n, depth, "sorted")
+    model = SharedModel(
+        shares=tuple(r["shares"] for r in result.results),
+        reveals=tuple(result.results[0]["reveals"]), stats=result.stats, params=dict(args),
+    )  # fmt: skip
+    test = load_dataset("adult_test")
+    tcodes, ty = test.codes()
+    tcodes, ty = tcodes[:n_queries], ty[:n_queries]
+    before = loadavg()
+    t0 = time.perf_counter()
+    pred = run_oblivious_predict(
+        model, tcodes, ds.schema.domain_sizes, querier=0, timeout=600.0, run_timeout=6000.0
+    )
+    wall = time.perf_counter() - t0
+    row["accuracy"] = round(float(np.mean(pred.labels == ty)), 4)
+    w = ds.schema.max_domain_size
+    predict = {
+        "system": "predict", "variant": f"sorted, {n_queries} queries", "rows": n,
+        "depth": depth, "status": "measured", "wall_s": round(wall, 2),
+        "program_s": round(pred.stats.seconds, 2),
+        "mb_sent_per_party": round(
+            float(np.mean([p.bytes_sent for p in pred.stats.parties])) / 1e6, 2
+        ),
+        "batches": pred.stats.message_batches,
+        "nodes": sum(w**level for level in range(depth + 1)),
+        "accuracy": row["accuracy"], "load_before": before, "load_after": loadavg(),
+    }  # fmt: skip
+    return [row, predict]
+
+
+#: The rows of the issue-35 table (all of Adult, depth 5, 3 parties, outsourced rows):
+#: ``python benchmarks/seed000_mpc_scale.py --row NAME [--repeats R]``.
+ISSUE35_ROWS = ("pmpc", "odp_predict")
+
+
+def run_issue35_row(name: str, repeats: int, out: Path) -> None:
+    """One row of the issue-35 table, appended to ``out`` (CSV)."""
+    rows: list[dict[str, Any]] = []
+    for _ in range(repeats):
+        if name == "pmpc":
+            row, _ = run_cell("pmpc", 32561, 5, "sorted", run_timeout=6000)
+            rows.append(row)
+        else:
+            rows.extend(run_odp_predict(32561, 5, 10_000))
+        print(rows[-1], flush=True)
+    if rows:
+        first = next(r for r in rows if r["system"] != "predict")
+        first["reference_accuracy"] = (
+            reference_accuracy("pmpc", 32561, 5)
+            if name == "pmpc"
+            else reference_accuracy_odp(32561, 5)
+        )
+    exists = out.exists()
+    with open(out, "a", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=FIELDS, extrasaction="ignore")
+        if not exists:
+            writer.writeheader()
+        for row in rows:
+            writer.writerow(row)
 
 
 def growth_exponent(xs: list[float], ys: list[float]) -> float:
@@ -284,7 +371,16 @@ def main() -> None:
     parser.add_argument("--depth", type=int, default=5)
     parser.add_argument("--variant", default="shared")
     parser.add_argument("--out", default=str(RESULTS / "seed000_mpc_scale.csv"))
+    parser.add_argument("--row", choices=ISSUE35_ROWS, default=None, help="one issue-35 row")
+    parser.add_argument("--repeats", type=int, default=1)
     ns = parser.parse_args()
+
+    if ns.row:
+        out = Path(ns.out)
+        if out == RESULTS / "seed000_mpc_scale.csv":
+            out = RESULTS / "seed000_mpc_scale_issue35.csv"
+        run_issue35_row(ns.row, ns.repeats, out)
+        return
 
     if ns.profile:
         prof = f"/tmp/privet_{ns.profile}_{ns.rows[0]}_{ns.depth}.prof"
