@@ -237,7 +237,7 @@ def run_odp_predict(n: int, depth: int, n_queries: int) -> list[dict[str, Any]]:
 
     row, result = run_cell("odp", n, depth, "sorted", run_timeout=6000)
     ds = load_dataset("adult")
-    target, args = program_args("odp", n, depth, "sorted")
+    _, args = program_args("odp", n, depth, "sorted")
     model = SharedModel(
         shares=tuple(r["shares"] for r in result.results),
         reveals=tuple(result.results[0]["reveals"]), stats=result.stats, params=dict(args),
