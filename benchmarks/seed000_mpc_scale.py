@@ -373,7 +373,21 @@ def main() -> None:
     parser.add_argument("--out", default=str(RESULTS / "seed000_mpc_scale.csv"))
     parser.add_argument("--row", choices=ISSUE35_ROWS, default=None, help="one issue-35 row")
     parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument(
+        "--noise-costs", type=int, default=0, help="CPU and bytes per party of N noise values"
+    )
     ns = parser.parse_args()
+
+    if ns.noise_costs:
+        from privet.mpc import launch
+
+        run = launch(
+            f"{HERE / 'mpc_scale_party.py'}:noise_costs", {"values": ns.noise_costs, "scale": 6.0},
+            parties=3, timeout=600.0, run_timeout=3600.0,
+        )  # fmt: skip
+        for i, r in enumerate(run.results):
+            print(f"party {i}:", r)
+        return
 
     if ns.row:
         out = Path(ns.out)
