@@ -152,3 +152,18 @@ async def vector_engine_checks(ctx: Any, n: int = 2000, trials: int = 200) -> di
     back_e = await eng.from_mpyc(xm * 2, lower=-2000, upper=2000, label="from mpyc")
     out["from_mpyc"] = (await eng.open(back_e, label="back")).tolist()
     return out
+
+
+async def engine_rounds(ctx: Any, rounds: int = 1_000_000, marker: str | None = None) -> int:
+    """Shuffle and multiply in the vector engine again and again; write ``marker.<pid>`` after 5."""
+    from privet.mpc import field61 as F
+    from privet.mpc.vector import Engine
+
+    eng = Engine()
+    x = await eng.input(F.encode(np.arange(64)) if ctx.pid == 0 else None, 0, (64,))
+    for i in range(rounds):
+        x, _ = await eng.shuffle(x)
+        x = await eng.mul(x, x)
+        if marker is not None and i == 5:
+            Path(f"{marker}.{ctx.pid}").write_text("started")
+    return rounds

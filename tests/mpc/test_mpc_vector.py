@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import itertools
+import signal
+import time
 
 import numpy as np
 import pytest
 from _mpc_helpers import program
 from scipy import stats
 
+from privet.mpc import MPCPartyError, launch, spawn
 from privet.mpc import field61 as F
-from privet.mpc import launch
 from privet.mpc.vector import random_permutation
 
 P = F.P
@@ -98,3 +100,28 @@ def test_engine_operations_with_three_parties():
     for r in run.results:
         _check_results(r, 2000, 200, shuffles_random=True)
     assert run.results[0] == run.results[1] == run.results[2]
+
+
+def _engine_party_2(tmp_path, timeout: float, sig: signal.Signals, match: str) -> MPCPartyError:
+    tmp_path.mkdir()
+    marker = tmp_path / "started"
+    with spawn(program("engine_rounds"), {"marker": str(marker)}, timeout=timeout) as group:
+        deadline = time.monotonic() + 60
+        while not (tmp_path / "started.2").exists():
+            assert time.monotonic() < deadline, "party 2 never started its loop"
+            time.sleep(0.02)
+        sent = time.monotonic()
+        group.kill(2, sig)
+        with pytest.raises(MPCPartyError, match=match) as info:
+            group.wait()
+        assert time.monotonic() - sent < timeout + 10.0  # slack: shared CI cores
+    return info.value
+
+
+@pytest.mark.mpc
+def test_a_party_that_dies_or_stalls_in_the_engine_is_named(tmp_path):
+    """The engine's messages go through MPyC's channels, so the party supervisor sees them."""
+    died = _engine_party_2(tmp_path / "a", 5.0, signal.SIGKILL, "party 2 died")
+    assert died.kind == "died" and died.culprits == (2,)
+    stalled = _engine_party_2(tmp_path / "b", 2.0, signal.SIGSTOP, "party 2 stopped answering")
+    assert stalled.kind == "unresponsive" and stalled.culprits == (2,)
