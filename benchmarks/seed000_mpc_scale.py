@@ -298,6 +298,44 @@ def run_issue35_row(name: str, repeats: int, out: Path) -> None:
             writer.writerow(row)
 
 
+def plot_issue35(series: Path, before: Path, path: Path) -> None:
+    """CPU seconds of the busiest party against rows: the sorted table (issue 35) and before."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    def read(p: Path) -> list[dict[str, str]]:
+        if not p.exists():
+            return []
+        with open(p, newline="") as fh:
+            return [r for r in csv.DictReader(fh) if r.get("status") == "measured"]
+
+    now, old = read(series), read(before)
+    fig, ax = plt.subplots(figsize=(7.5, 4.5))
+    curves = {}
+    for r in now:
+        if r["system"] == "predict":
+            continue
+        curves.setdefault((r["system"], "sorted table", int(r["depth"])), []).append(r)
+    for r in old:
+        if r["system"] in ("pmpc", "odp") and r["variant"].startswith("shared"):
+            curves.setdefault((r["system"], "partition vectors", int(r["depth"])), []).append(r)
+    for (system, how, depth), rs in sorted(curves.items()):
+        pts = sorted((int(r["rows"]), float(r["cpu_s_max"])) for r in rs)
+        style = "o-" if how == "sorted table" else "s--"
+        name = "CDP+PMPC" if system == "pmpc" else "ODP+FMPC"
+        ax.loglog(
+            [p[0] for p in pts], [p[1] for p in pts], style, label=f"{name} depth {depth}, {how}"
+        )
+    ax.set_xlabel("training rows (Adult), outsourced to 3 servers")
+    ax.set_ylabel("CPU seconds, busiest party")
+    ax.set_title("seed 000 in the paper's setting: sorted table vs partition vectors")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+
+
 def growth_exponent(xs: list[float], ys: list[float]) -> float:
     """Least-squares slope of log y on log x (y ~ x**k)."""
     if len(xs) < 2:
@@ -371,13 +409,22 @@ def main() -> None:
     parser.add_argument("--depth", type=int, default=5)
     parser.add_argument("--variant", default="shared")
     parser.add_argument("--out", default=str(RESULTS / "seed000_mpc_scale.csv"))
+    parser.add_argument("--cell", default=None, help="SYSTEM,VARIANT,ROWS,DEPTH: one run, kept")
     parser.add_argument("--row", choices=ISSUE35_ROWS, default=None, help="one issue-35 row")
     parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--plot-issue35", action="store_true", help="the issue-35 plot")
     parser.add_argument(
         "--noise-costs", type=int, default=0, help="CPU and bytes per party of N noise values"
     )
     ns = parser.parse_args()
 
+    if ns.plot_issue35:
+        plot_issue35(
+            RESULTS / "seed000_mpc_scale_issue35.csv",
+            RESULTS / "seed000_mpc_scale.csv",
+            RESULTS / "seed000_mpc_scale_issue35.png",
+        )
+        return
     if ns.noise_costs:
         from privet.mpc import launch
 
@@ -389,6 +436,18 @@ def main() -> None:
             print(f"party {i}:", r)
         return
 
+    if ns.cell:
+        system, variant, n, depth = ns.cell.split(",")
+        row, _ = run_cell(system, int(n), int(depth), variant, run_timeout=6000)
+        print(row, flush=True)
+        out = RESULTS / "seed000_mpc_scale_issue35.csv"
+        exists = out.exists()
+        with open(out, "a", newline="") as fh:
+            writer = csv.DictWriter(fh, fieldnames=FIELDS, extrasaction="ignore")
+            if not exists:
+                writer.writeheader()
+            writer.writerow(row)
+        return
     if ns.row:
         out = Path(ns.out)
         if out == RESULTS / "seed000_mpc_scale.csv":

@@ -45,7 +45,10 @@ def reduce(x: np.ndarray) -> np.ndarray:
     """``x mod p`` for ``uint64`` values below 2**64."""
     x = np.asarray(x, dtype=np.uint64)
     y = (x & _P) + (x >> _S61)  # < 2**61 + 8
-    return y - _P * (y >= _P).astype(np.uint64)
+    if y.ndim == 0:
+        return y - _P if y >= _P else y
+    # y - p wraps around (to above y) exactly when y < p: the minimum is y mod p
+    return np.minimum(y, y - _P)
 
 
 def add(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -152,6 +155,13 @@ def share(secret: np.ndarray, parties: int, threshold: int) -> np.ndarray:
     secret = np.asarray(secret, dtype=np.uint64)
     coefficients = [random(secret.shape) for _ in range(threshold)]
     out = np.empty((parties, *secret.shape), dtype=np.uint64)
+    if threshold == 1:  # f(i) = secret + i c: additions only
+        step = coefficients[0]
+        value = secret
+        for i in range(parties):
+            value = add(value, step)
+            out[i] = value
+        return out
     for i in range(parties):
         x = np.uint64(i + 1)
         value = np.zeros(secret.shape, dtype=np.uint64)
