@@ -127,3 +127,25 @@ def test_three_parties_agree_with_the_partition_path_on_tennis():
     paths = run_oblivious_predict(model, codes, sizes, method="sorted", timeout=120.0)
     assert np.array_equal(paths.labels, leaves.labels)
     assert all(other is None for other in paths.others_learnt)
+
+
+def test_a_sorted_path_that_cannot_run_is_refused_before_launch_and_charges_nothing(car):
+    from privet.learners import ObliviousID3Classifier, PartialMPCID3Classifier
+    from privet.learners._protocols.programs import sorted_table_fits
+    from privet.ledger import Guarantee, Ledger
+
+    ds = car[0]
+    X = ds.X.iloc[:300]
+    yy = np.asarray(ds.y)[:300]
+    for model in (
+        PartialMPCID3Classifier(noise="paper", max_depth=2, data_path="sorted"),
+        ObliviousID3Classifier(noise="paper", max_depth=2, data_path="sorted"),
+    ):
+        led = Ledger(budget=Guarantee.unbounded())
+        model.set_params(schema=ds.schema, ledger=led, backend="local")
+        with pytest.raises(InvalidParameterError, match="data_path='sorted' needs"):
+            model.fit(X, yy)
+        assert led.charge_rows() == []
+    # keys too wide for 30 bits of masking: 'auto' falls back, 'sorted' is refused
+    assert sorted_table_fits(10**4, NUMBERS, 12, split_epsilon=0.1, leaf_epsilon=0.1)
+    assert not sorted_table_fits(10**7, NUMBERS, 12, split_epsilon=0.1, leaf_epsilon=0.1)

@@ -23,6 +23,7 @@ for agreement tests; it is refused unless the party's environment allows it
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -214,6 +215,28 @@ async def share_sorted_table(
     return eng, SortedTable(eng, onehot.reshape(n, S * u), sizes, u, depth), None
 
 
+def sorted_table_fits(n_rows: int, numbers: SecureNumbers, n_candidates: int, **run: Any) -> bool:
+    """Whether the engine's comparisons hold the run's widest key with at least 30 masking bits.
+
+    The widest key is a noisy-max key, (n + 2 bound + 1) 2**k with k the rank bits of
+    the candidates (:func:`privet.mpc.vector.comparison_kappa`), or the exact split's
+    (n + 2) m + m.
+    """
+    from privet.mpc.vector import comparison_kappa
+
+    split_mech, leaf_mech = numbers.mechanisms(
+        run.get("leaf", "laplace"), run.get("split_epsilon"), run["leaf_epsilon"]
+    )
+    bound = max(int(getattr(m, "noise_bound", 0)) for m in (split_mech, leaf_mech) if m)
+    k = max(1, math.ceil(math.log2(n_candidates + 1)))
+    widest = max((n_rows + 2 * bound + 1) << k, (n_rows + 2) * n_candidates + n_candidates)
+    try:
+        comparison_kappa(widest.bit_length() + 1)
+    except InvalidParameterError:
+        return False
+    return True
+
+
 def use_sorted_table(
     data_path: str,
     *,
@@ -221,20 +244,23 @@ def use_sorted_table(
     depth: int,
     owner_tables: bool = False,
     sample_rate: float | None = None,
+    fits: bool = True,
 ) -> bool:
     """Whether a learner's run takes the sorted-table path (``data_path`` "auto", "sorted", "partition").
 
     "auto" takes it where it applies: the discrete samplers, depth >= 1, no owner
-    tables, no secret subsample. "sorted" where it does not apply is refused here,
-    on the host, before anything is launched or charged.
+    tables, no secret subsample, and keys narrow enough for the engine's
+    comparisons (``fits``, :func:`sorted_table_fits`). "sorted" where it does not
+    apply is refused here, on the host, before anything is launched or charged.
     """
     applies = mpc_noise == "discrete" and depth >= 1 and not owner_tables and sample_rate is None
-    if data_path == "sorted" and not applies:
+    if data_path == "sorted" and not (applies and fits):
         raise InvalidParameterError(
             "data_path='sorted' needs the discrete samplers (noise='discrete'), depth >= 1, "
-            "no owner tables and no secret subsample; use data_path='partition' or 'auto'."
+            "no owner tables, no secret subsample, and keys below 2**25 (rows plus twice the "
+            "noise bound, times the candidates' rank bits); use data_path='partition' or 'auto'."
         )
-    return data_path == "sorted" or (data_path == "auto" and applies)
+    return data_path == "sorted" or (data_path == "auto" and applies and fits)
 
 
 class RevealLog:

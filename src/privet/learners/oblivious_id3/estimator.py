@@ -368,6 +368,7 @@ class ObliviousID3Classifier(BaseTreeClassifier):
         """
         from privet.learners._protocols.programs import (  # loads MPyC
             sized_numbers,
+            sorted_table_fits,
             use_sorted_table,
         )
         from privet.learners.oblivious_id3.host import run_oblivious_id3
@@ -392,6 +393,14 @@ class ObliviousID3Classifier(BaseTreeClassifier):
             mpc_noise=numbers.mpc_noise,
             depth=self._depth(schema),
             sample_rate=sample_rate,
+            fits=sorted_table_fits(
+                codes.shape[0],
+                numbers,
+                schema.n_features,
+                split_epsilon=eps_split if self.split == "exponential" else None,
+                leaf_epsilon=eps_leaf,
+                leaf=self.leaf,
+            ),
         )
         with charged_in_full_on_failure(self, scope, schema):
             model = run_oblivious_id3(

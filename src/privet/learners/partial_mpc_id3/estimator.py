@@ -305,6 +305,7 @@ class PartialMPCID3Classifier(BaseTreeClassifier):
         """
         from privet.learners._protocols.programs import (  # loads MPyC
             sized_numbers,
+            sorted_table_fits,
             use_sorted_table,
         )
         from privet.learners.partial_mpc_id3.host import run_partial_mpc_id3
@@ -330,6 +331,14 @@ class PartialMPCID3Classifier(BaseTreeClassifier):
             depth=depth,
             owner_tables=bool(self.owner_tables),
             sample_rate=sample_rate,
+            fits=sorted_table_fits(
+                codes.shape[0],
+                numbers,
+                schema.n_features,
+                split_epsilon=eps,
+                leaf_epsilon=eps,
+                leaf=self.leaf,
+            ),
         )
         with charged_in_full_on_failure(self, scope, schema):
             run = run_partial_mpc_id3(
