@@ -69,6 +69,9 @@ mpc = get_runtime()
 KAPPA = 40
 """Statistical security (bits) of the masked conversions between the engines."""
 
+NOISE_CHUNK_BITS = 1 << 22
+"""Secret random bits drawn at once by :func:`discrete_laplace` (larger draws go in chunks)."""
+
 DATA_INDEPENDENT = "[data-independent]"
 """Ends the label of an opening whose value is independent of the data (see module docstring)."""
 
@@ -365,11 +368,19 @@ async def discrete_laplace(eng: Engine, shape: tuple[int, ...], coins: Any) -> n
     """
     shape = tuple(int(s) for s in shape)
     J, B = coins.support_bits, coins.coin_bits
-    r = await random_bits(eng, (2, *shape, J, B))
-    digits = await less_than_public(eng, r, np.array(coins.thresholds, dtype=object))
+    size = int(np.prod(shape, dtype=np.int64)) if shape else 1
+    chunk = max(1, NOISE_CHUNK_BITS // (2 * J * B))  # bounds the memory of the bit arrays
     weights = (np.uint64(1) << np.arange(J, dtype=np.uint64)).astype(np.uint64)
-    g = F.sum(F.mul(digits, weights), axis=-1)  # (2, *shape)
-    return F.sub(g[0], g[1])
+    thresholds = np.array(coins.thresholds, dtype=object)
+    parts = []
+    for start in range(0, size, chunk):
+        count = min(chunk, size - start)
+        r = await random_bits(eng, (2, count, J, B))
+        digits = await less_than_public(eng, r, thresholds)
+        g = F.sum(F.mul(digits, weights), axis=-1)  # (2, count)
+        parts.append(F.sub(g[0], g[1]))
+    out = np.concatenate(parts) if parts else np.zeros(0, dtype=np.uint64)
+    return out.reshape(shape)
 
 
 # ------------------------------------------------------------------ comparisons
