@@ -35,7 +35,8 @@ class SharedModel:
         Party i's shares (Shamir, evaluation point i + 1) and the model's
         public shape: ``width``, ``n_attributes``, ``n_classes``, ``depth``.
     reveals : tuple of dict
-        Party 0's log of openings during training (empty: nothing is opened).
+        Party 0's log of openings during training: empty on the partition-vector path; on
+        the sorted table only openings labelled ``[data-independent]`` (no data, no charge).
     stats : RunStats
     testing_noise : bool
     params : dict

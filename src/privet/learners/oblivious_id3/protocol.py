@@ -2,7 +2,8 @@
 
 Training (:func:`oblivious_id3`, Algorithm 1 with Algorithms 2 and 3) builds a
 *complete* w-ary tree of depth h on one-hot data padded to the common width
-w (App. C.1, dummy columns all zero). Nothing is opened: each internal node
+w (App. C.1, dummy columns all zero). Nothing is opened (the sorted-table variant,
+:func:`oblivious_id3_sorted`, opens only data-independent values): each internal node
 holds a secret attribute indicator vector (one-hot over the m attributes),
 each leaf a secret one-hot label, and every record's membership of every
 node is a secret 0/1 vector. The model stays secret-shared; only a querier
