@@ -10,6 +10,8 @@ whenever something below changes.
 from __future__ import annotations
 
 import contextlib
+import math
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,7 +29,10 @@ from privet.ledger.composition import (
     group_pair_arrays,
     sequential,
 )
+from privet.ledger.entries import Entry
 from privet.ledger.guarantee import Guarantee
+from privet.ledger.pld import MIN_DELTA, PLDTooLargeError
+from privet.ledger.pld_tree import EMPTY, ZERO_PAIR, PLDComposer, PLDPair
 from privet.ledger.records import ChargeRecord
 from privet.ledger.relation import NeighbouringRelation
 
@@ -46,6 +51,10 @@ class ReservationState:
     #: None: it holds its ``amount`` (a reservation of a bare (epsilon, delta), or one
     #: stored by a privet before format 3).
     cost: Cost | None = None
+    #: The plan's privacy loss distributions (digest, pair), known to the process that
+    #: reserved only (not stored): until it charges, the PLD check holds the plan at
+    #: its scope; otherwise, and in other processes, its amount less what it used.
+    pld: tuple[bytes, PLDPair] | None = None
 
 
 #: Suffix of a reservation's caller when its unused rest is charged, not released, if its
@@ -70,6 +79,10 @@ ALL = "all"  # every committed charge: what has been spent
 #: scope with at least this many groups below it (a DP-SGD run's thousands of
 #: Poisson batches) keeps their contributions the same way.
 WIDE = 64
+
+#: A report keeps a bound spending less delta (pure DP, say) over the PLD accountant's
+#: figure at the budget's delta unless that is smaller by more than this fraction.
+PREFER_LESS_DELTA = 1e-3
 
 #: How deep scopes may nest (the root is depth 0). Costs are composed by
 #: recursion, a few Python frames a level; a decision tree's scopes are
@@ -170,6 +183,7 @@ class _Node:
     active: bool = False  # anything charged or reserved here or below
     charges: list[int] = field(default_factory=list)
     reserved: dict[int, Cost] = field(default_factory=dict)  # open reservations here
+    pending: list[tuple[Entry, int | None]] = field(default_factory=list)  # charges on trial
 
 
 class ScopeTree:
@@ -426,9 +440,172 @@ class ScopeTree:
     def _open_reservations(self) -> list[ReservationState]:
         return [r for r in self._reservations.values() if r.status == "open"]
 
-    def _bound_all(self) -> Bound:
+    def _bound_all(self, need: Guarantee | None = None) -> Bound:
         """Bound of every committed charge, whether or not its reservation is open."""
-        return best_guarantee(self._cost(self._root_id, ALL), self.budget.delta)
+        return self._best(ALL, need=need)
+
+    def _best(
+        self,
+        key: Any,
+        *,
+        delta: float | None = None,
+        need: Guarantee | None = None,
+        smallest: bool = False,
+    ) -> Bound:
+        """The smallest bound of the subtree at the root under ``key`` that the views of
+        :func:`best_guarantee` or the PLD accountant prove at ``delta`` (the budget's).
+
+        The PLD is formed only when the other views do not already show the cost to
+        fit in ``need`` (a check), so a check far from the budget stays cheap. With
+        ``smallest``, the smallest epsilon wins even where it spends more delta.
+        """
+        delta = self.budget.delta if delta is None else delta
+        bound = best_guarantee(self._cost(self._root_id, key), delta)
+        if need is not None and bound.guarantee.fits_in(need):
+            return bound
+        build = lambda: self._pld_node(self._root_id, key)  # noqa: E731
+        return self._with_pld(bound, build, delta, check=need is not None or smallest)
+
+    def _with_pld(
+        self,
+        bound: Bound,
+        build: Callable[[], tuple[bytes, PLDPair]],
+        delta: float,
+        *,
+        check: bool = False,
+    ) -> Bound:
+        """``bound``, or the PLD accountant's figure at ``delta`` where it is smaller.
+
+        A report keeps a bound that spends less delta (pure DP, say) unless the PLD's
+        epsilon is smaller by more than :data:`PREFER_LESS_DELTA`; a check (``check``)
+        takes the smaller epsilon.
+        """
+        if delta < MIN_DELTA:
+            return bound
+        eps = self._pld_epsilon(build, delta)
+        if eps >= bound.guarantee.epsilon * (1 - 1e-12):
+            return bound
+        less_delta = bound.guarantee.delta < delta
+        if less_delta and not check and eps > bound.guarantee.epsilon * (1 - PREFER_LESS_DELTA):
+            return bound
+        return Bound(Guarantee(eps, delta), "pld")
+
+    def _pld_epsilon(self, build: Callable[[], tuple[bytes, PLDPair]], delta: float) -> float:
+        """The PLD accountant's epsilon at ``delta``; inf where it forms no PLD."""
+        if delta < MIN_DELTA:
+            return math.inf
+        try:
+            _, pair = build()
+        except PLDTooLargeError:
+            return math.inf
+        return self.pld_composer.epsilon(pair, delta)
+
+    def _used(self, rid: int, need: Guarantee | None = None) -> Bound:
+        """The bound of the charges made inside reservation ``rid`` (open or closed), at
+        its own delta, measured at its scope."""
+        state = self._reservations[rid]
+        delta = state.amount.delta
+        if self._is_open(rid):
+            bound = best_guarantee(self._cost(state.scope_id, rid), delta)
+            build = lambda: self._pld_node(state.scope_id, rid)  # noqa: E731
+        else:
+            bound = best_guarantee(self._cost(state.scope_id, only=rid), delta)
+            keep = lambda rec: rec.reservation == rid  # noqa: E731
+            build = lambda: self._pld_node(state.scope_id, None, keep)  # noqa: E731
+        if need is not None and bound.guarantee.fits_in(need):
+            return bound
+        return self._with_pld(bound, build, delta, check=need is not None)
+
+    # ------------------------------------------------------------------ PLD view
+    @property
+    def pld_composer(self) -> PLDComposer:
+        composer = getattr(self, "_pld", None)
+        if composer is None or composer.relation is not self.relation:
+            composer = self._pld = PLDComposer(self.relation)
+        return composer
+
+    def _pld_node(
+        self, node_id: int, key: Any, keep: Callable[[ChargeRecord], bool] | None = None
+    ) -> tuple[bytes, PLDPair]:
+        """(digest, PLD pair) of a subtree under ``key`` (as :meth:`_pair`), or of the
+        charges ``keep`` accepts (no caching of the walk then)."""
+        composer = self.pld_composer
+        node_cache = self._cache.setdefault(node_id, {}) if keep is None else {}
+        digest = node_cache.get(("pld", key))
+        if digest is not None:
+            pair = ZERO_PAIR if digest == EMPTY else composer.get(digest)
+            if pair is not None:
+                return digest, pair
+        node = self._nodes[node_id]
+        items: dict[bytes, tuple[PLDPair, int]] = {}
+
+        def add(d: bytes, p: PLDPair) -> None:
+            if d != EMPTY:
+                old = items.get(d)
+                items[d] = (p, 1 + (old[1] if old else 0))
+
+        for entry in self._pld_entries(node, key, keep):
+            add(*composer.entry(entry))
+        if keep is None and isinstance(key, tuple):
+            for rid in node.reserved:
+                if rid != key[1]:
+                    add(*self._pld_rest(rid))
+        for gid in node.groups:
+            group = self._groups[gid]
+            members = (
+                group.members
+                if keep is not None
+                else [m for m in group.members if self._counts(m, key)]
+            )
+            if not members:
+                continue
+            if group.kind == "partition":
+                digests: Counter[bytes] = Counter()
+                pairs: dict[bytes, PLDPair] = {}
+                for m in members:
+                    d, p = self._pld_node(m, key, keep)
+                    digests[d] += 1
+                    pairs[d] = p
+                add(*composer.partition(digests, pairs, len(group.members), group.stable))
+            else:
+                d, p = self._pld_node(members[0], key, keep)
+                add(*composer.subsample(d, p, group.rate, group.method))
+        digest, pair = composer.sequence(items)
+        if keep is None:
+            node_cache[("pld", key)] = digest
+        return digest, pair
+
+    def _pld_entries(
+        self, node: _Node, key: Any, keep: Callable[[ChargeRecord], bool] | None
+    ) -> Iterator[Entry]:
+        """The entries a subtree's PLD composes at ``node`` under ``key``."""
+        if keep is not None:
+            yield from (self._charges[c].entry for c in node.charges if keep(self._charges[c]))
+            return
+        if isinstance(key, int):
+            for c in node.charges:
+                rec = self._charges[c]
+                if rec.reservation == key and self._is_open(key):
+                    yield rec.entry
+            yield from (e for e, rid in node.pending if rid == key)
+            return
+        yield from (self._charges[c].entry for c in node.charges)
+        yield from (e for e, _ in node.pending)
+
+    def _pld_rest(self, rid: int) -> tuple[bytes, PLDPair]:
+        """What an open reservation stands for in the PLD check: its plan's PLD while it
+        has charged nothing (in the process that reserved), else its amount less what
+        it has used, as an (epsilon, delta) release. Only a stand-in for its future
+        charges: every charge is checked against the merged tree of committed ones."""
+        state = self._reservations[rid]
+        started = rid in self._nodes[state.scope_id].buckets
+        if state.pld is not None and not started:
+            return state.pld
+        rest = self._reservation_rest(rid)
+        g = best_guarantee(rest, state.amount.delta).guarantee
+        if g.epsilon == 0.0 and g.delta == 0.0:
+            return EMPTY, ZERO_PAIR
+        return self.pld_composer.approx(g.epsilon, min(g.delta, 1 - 1e-16))
 
     def _subtree_cost(self, node_id: int) -> Cost:
         return self._cost(node_id, ALL)
@@ -451,13 +628,13 @@ class ScopeTree:
         )
         return reservation_cost(rest)
 
-    def _global_bound(self, exclude: int | None = None) -> Bound:
+    def _global_bound(self, exclude: int | None = None, need: Guarantee | None = None) -> Bound:
         """Every committed charge (one merged tree) plus, at their scopes, what the
         open reservations other than ``exclude`` may still charge: what the
         budget must cover."""
         # With no reservation held but ``exclude``'s, the check is every committed
         # charge: the costs already kept under ALL, not a whole new composition.
-        settled = best_guarantee(self._cost(self._root_id, ALL), self.budget.delta)
+        settled = self._best(ALL, need=need)
         others = self._placed - (exclude is not None and self._is_placed(exclude))
         if not others:
             return settled
@@ -465,7 +642,7 @@ class ScopeTree:
         # with no basic epsilon (a Gaussian plan's) switches the amplification to the
         # best bound of everything below, which can be smaller than what the committed
         # charges alone are proven to cost.
-        check = best_guarantee(self._cost(self._root_id, ("check", exclude)), self.budget.delta)
+        check = self._best(("check", exclude), need=need)
         c, s = check.guarantee, settled.guarantee
         if c.epsilon >= s.epsilon and c.delta >= s.delta:
             return check
@@ -481,10 +658,15 @@ class ScopeTree:
         return node is not None and rid in node.reserved
 
     @contextlib.contextmanager
-    def _tentative(self, node_id: int, cost: Cost, rid: int | None) -> Iterator[None]:
-        """Add a charge's cost for the duration of a check, then restore the model exactly."""
+    def _tentative(
+        self, node_id: int, cost: Cost, rid: int | None, entry: Entry | None = None
+    ) -> Iterator[None]:
+        """Add a charge's cost (and its entry, for the PLD view) for the duration of a
+        check, then restore the model exactly."""
         node = self._nodes[node_id]
         old_all, old_rid = node.own_all, node.own.get(rid) if rid is not None else None
+        if entry is not None:
+            node.pending.append((entry, rid))
         path = []
         cur: int | None = node_id
         while cur is not None:
@@ -495,6 +677,8 @@ class ScopeTree:
         try:
             yield
         finally:
+            if entry is not None:
+                node.pending.pop()
             node.own_all = old_all
             if rid is not None:
                 if old_rid is None:
@@ -529,7 +713,7 @@ class ScopeTree:
         # its rest. Elsewhere only what was kept under its own keys goes: the costs of
         # committed charges (ALL) and the other reservations' checks stay valid, so the
         # next check does not recompose the whole tree.
-        gone = (rid, ("check", rid))
+        gone = (rid, ("check", rid), ("pld", rid), ("pld", ("check", rid)))
         for node in self._nodes.values():
             node.own.pop(rid, None)
             node.buckets.discard(rid)
