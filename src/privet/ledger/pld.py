@@ -48,7 +48,8 @@ at every order).
 
 Floating point. The FFT and the closed forms carry rounding errors near 1e-16
 of the total mass; :func:`LossPMF.epsilon` asks for delta less
-:data:`NUMERICAL_SLACK` (1e-12 and 1e-9 of delta) so that no figure rests on them,
+:data:`NUMERICAL_SLACK` (1e-14 and 1e-9 of delta; a review measured the FFT's error at
+about 6e-17) so that no figure rests on them,
 and deltas below :data:`MIN_DELTA` are not read from a PLD at all.
 """
 
@@ -65,17 +66,25 @@ from scipy.special import log_ndtr
 
 from privet.errors import PrivetError
 
-#: The grid step of privacy losses (2^-11 ~ 4.9e-4, exact in binary). Connecting the
-#: dots makes the error second order in the step: against 2^-13, 1,000 and 10,000
+#: The coarsest grid step of privacy losses (2^-11 ~ 4.9e-4, exact in binary). Connecting
+#: the dots makes the error second order in the step: against 2^-13, 1,000 and 10,000
 #: Poisson-subsampled Gaussians (DP-SGD) read 1.8284 for 1.8283 and 3.5359 for 3.5349
 #: at delta 1e-5, in a quarter of the grid points.
 STEP = 2.0**-11
+#: The finest grid step (releases whose loss spans very little, a Poisson batch at a
+#: small rate, get a finer grid: see :func:`fine_step`).
+MIN_STEP = 2.0**-32
+#: Grid points a single release's loss is spread over at least, where the grid allows.
+RESOLUTION = 1 << 12
+#: Grid points a composition may keep before its grid is coarsened (by a power of 2,
+#: never past :data:`STEP`).
+COARSEN_AT = 1 << 16
 #: Mass cut from each tail at a composition (moved up or to +infinity, never dropped).
 TAIL = 1e-18
 #: Absolute and relative slack subtracted from a requested delta (floating point).
-NUMERICAL_SLACK = (1e-12, 1e-9)
+NUMERICAL_SLACK = (1e-14, 1e-9)
 #: The smallest delta a PLD figure is given for: below it the slack dominates.
-MIN_DELTA = 1e-10
+MIN_DELTA = 1e-12
 #: The most grid points a PLD may hold (32 MiB of float64); larger ones are refused.
 MAX_POINTS = 1 << 22
 #: Losses beyond this magnitude are not represented (e^-L under- or overflows).
@@ -87,26 +96,43 @@ class PLDTooLargeError(PrivetError):
     :data:`MAX_LOSS`; the other accountants still apply."""
 
 
+def fine_step(width: float) -> float:
+    """The grid step for a loss spread over ``width``: the power of 2 that puts at least
+    :data:`RESOLUTION` points across it, between :data:`MIN_STEP` and :data:`STEP`.
+
+    A release whose loss lives in a sliver (randomised response at 1e-4, a Gaussian on a
+    Poisson batch at rate 1e-3) would otherwise be rounded as a whole to a few grid
+    points, an error that adds up over thousands of compositions."""
+    if not (width > 0 and math.isfinite(width)):
+        return STEP
+    step = 2.0 ** math.floor(math.log2(width / RESOLUTION))
+    return min(STEP, max(MIN_STEP, step))
+
+
 # --------------------------------------------------------------------------- PMFs
 
 
 @dataclass(frozen=True, slots=True, eq=False)
 class LossPMF:
-    """A privacy loss distribution on the grid: ``probs[j]`` is the mass of the loss
-    ``(lo + j) * STEP``; ``inf`` the mass of an infinite loss (a delta for every
-    epsilon). Immutable; ``probs`` is read-only."""
+    """A privacy loss distribution on a grid: ``probs[j]`` is the mass of the loss
+    ``(lo + j) * step``; ``inf`` the mass of an infinite loss (a delta for every
+    epsilon). Immutable; ``probs`` is read-only. ``step`` is a power of 2."""
 
     lo: int
     probs: np.ndarray
     inf: float
+    step: float = STEP
 
     @property
     def hi(self) -> int:
         return self.lo + len(self.probs) - 1
 
+    def losses(self) -> np.ndarray:
+        return (self.lo + np.arange(len(self.probs))) * self.step
+
     def _sums(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Losses, and suffix sums of p_i and p_i e^-l_i (with a 0 appended)."""
-        losses = (self.lo + np.arange(len(self.probs))) * STEP
+        losses = self.losses()
         a = np.zeros(len(self.probs) + 1)
         b = np.zeros(len(self.probs) + 1)
         a[:-1] = np.cumsum(self.probs[::-1])[::-1]
@@ -136,7 +162,7 @@ class LossPMF:
         start = max(self.lo, 0)
         if start > self.hi:  # every loss is below 0
             return 0.0
-        t = np.arange(start, self.hi + 1) * STEP
+        t = np.arange(start, self.hi + 1) * self.step
         h = self.curve(t)
         if h[0] <= target:
             if start == 0 or self.curve(np.array([0.0]))[0] <= target:
@@ -174,16 +200,21 @@ NON_PRIVATE = LossPMF(0, _frozen(np.zeros(1)), 1.0)
 """A release in the clear: an infinite loss with probability 1."""
 
 
-def _check_size(lo: int, hi: int) -> None:
+def _check_size(lo: int, hi: int, step: float = STEP) -> None:
     if hi - lo + 1 > MAX_POINTS:
         raise PLDTooLargeError(
-            f"A privacy loss distribution over losses {lo * STEP:.3g}..{hi * STEP:.3g} needs "
+            f"A privacy loss distribution over losses {lo * step:.3g}..{hi * step:.3g} needs "
             f"{hi - lo + 1:,} grid points, more than the cap of {MAX_POINTS:,}."
         )
 
 
-def from_points(lo: int, h: np.ndarray) -> LossPMF:
-    """The grid pair whose H joins the dots ``h[j]`` at alpha = e^((lo + j) STEP): an
+def _grid(lo: int, hi: int, step: float) -> np.ndarray:
+    _check_size(lo, hi, step)
+    return (lo + np.arange(hi - lo + 1)) * step
+
+
+def from_points(lo: int, h: np.ndarray, step: float = STEP) -> LossPMF:
+    """The grid pair whose H joins the dots ``h[j]`` at alpha = e^((lo + j) step): an
     upper bound of a convex, non-increasing H, joined through (0, 1) on the left and
     constant (its mass at infinity) right of the last point.
 
@@ -195,33 +226,51 @@ def from_points(lo: int, h: np.ndarray) -> LossPMF:
     """
     h = np.minimum.accumulate(np.clip(np.asarray(h, dtype=float), 0.0, 1.0))
     n = len(h)
-    _check_size(lo, lo + n - 1)
-    alphas = np.exp((lo + np.arange(n)) * STEP)
+    _check_size(lo, lo + n - 1, step)
+    alphas = np.exp((lo + np.arange(n)) * step)
     widths = np.diff(np.concatenate(([0.0], alphas)))
     slopes = np.diff(np.concatenate(([1.0], h))) / widths
     fitted = isotonic_regression(slopes, weights=widths, increasing=True).x
     inf = float(h[-1])  # the hull touches the last point: its value is the mass at infinity
     right = np.concatenate((fitted[1:], [0.0]))  # slope right of each point; flat at the end
     masses = np.clip(alphas * (right - fitted), 0.0, None)
-    return LossPMF(lo, _frozen(masses), inf)
+    return LossPMF(lo, _frozen(masses), inf, step)
 
 
-def from_curve(curve: Curve, lo: int | None = None, hi: int | None = None) -> LossPMF:
-    """The grid pair of ``curve`` (connect the dots over its support, or ``lo..hi``)."""
-    if lo is None or hi is None:
-        a, b = curve.support()
-        if not (math.isfinite(a) and math.isfinite(b)) or max(-a, b) > MAX_LOSS:
-            raise PLDTooLargeError(
-                f"The privacy loss of {curve!r} reaches {max(-a, b):.3g}, beyond the "
-                f"{MAX_LOSS:g} a PLD represents."
-            )
-        lo, hi = math.floor(a / STEP) - 1, math.ceil(b / STEP) + 1
-    _check_size(lo, hi)
-    t = (lo + np.arange(hi - lo + 1)) * STEP
-    return from_points(lo, curve.hockey_stick(t))
+def _span(a: float, b: float, step: float) -> tuple[int, int]:
+    """Grid indices covering losses a..b (one point more on each side)."""
+    return math.floor(a / step) - 1, math.ceil(b / step) + 1
 
 
-_LAMBDAS = np.concatenate((np.logspace(-3, 3, 48), [1e4]))
+def from_curve(curve: Curve, step: float | None = None) -> LossPMF:
+    """The grid pair of ``curve`` over its support (connect the dots), on a grid of
+    :func:`fine_step` of its support's width unless ``step`` is given."""
+    a, b = curve.support()
+    if not (math.isfinite(a) and math.isfinite(b)) or max(-a, b) > MAX_LOSS:
+        raise PLDTooLargeError(
+            f"The privacy loss of {curve!r} reaches {max(-a, b):.3g}, beyond the "
+            f"{MAX_LOSS:g} a PLD represents."
+        )
+    step = fine_step(b - a) if step is None else step
+    lo, hi = _span(a, b, step)
+    return from_points(lo, curve.hockey_stick(_grid(lo, hi, step)), step)
+
+
+def coarsen(a: LossPMF, step: float) -> LossPMF:
+    """``a`` on the coarser grid ``step`` (connecting the dots of its exact curve there)."""
+    if step <= a.step or a is IDENTITY or a is NON_PRIVATE:
+        return a
+    lo, hi = _span(a.lo * a.step, a.hi * a.step, step)
+    return from_points(lo, a.curve(_grid(lo, hi, step)), step)
+
+
+def _coarsened(a: LossPMF) -> LossPMF:
+    """``a`` on a grid coarse enough to keep at most :data:`COARSEN_AT` points (or
+    :data:`STEP`)."""
+    step = a.step
+    while len(a.probs) * a.step / step > COARSEN_AT and step < STEP:
+        step *= 2
+    return coarsen(a, step)
 
 
 _BLOCK = 256
@@ -234,14 +283,17 @@ def _log_mgf(p: LossPMF, lambdas: np.ndarray) -> np.ndarray:
     n = len(p.probs)
     starts = np.arange(0, n, _BLOCK)
     mass = np.add.reduceat(p.probs, starts)
-    low = (p.lo + starts) * STEP
-    high = (p.lo + np.minimum(starts + _BLOCK, n) - 1) * STEP
+    low = (p.lo + starts) * p.step
+    high = (p.lo + np.minimum(starts + _BLOCK, n) - 1) * p.step
     with np.errstate(divide="ignore"):
         logm = np.log(mass)
     ends = np.where(lambdas[:, None] > 0, high[None, :], low[None, :])
     terms = logm[None, :] + lambdas[:, None] * ends
     top = terms.max(axis=1, keepdims=True)
     return top[:, 0] + np.log(np.exp(terms - top).sum(axis=1))
+
+
+_LAMBDAS = np.concatenate((np.logspace(-3, 5, 56), [1e6]))
 
 
 def _range(a: LossPMF, b: LossPMF) -> tuple[float, float]:
@@ -256,37 +308,46 @@ def _range(a: LossPMF, b: LossPMF) -> tuple[float, float]:
     return x_lo, x_hi
 
 
-def _truncate(lo: int, probs: np.ndarray, inf: float, x_lo: float, x_hi: float) -> LossPMF:
+def _truncate(
+    lo: int, probs: np.ndarray, inf: float, x_lo: float, x_hi: float, step: float
+) -> LossPMF:
     """Keep the grid points in [x_lo, x_hi]: the mass above (at most :data:`TAIL` by
     :func:`_range`) counts as infinite loss, the mass below moves up to the lowest kept
     point; both raise H (pessimistic). Rounding noise below zero is set to zero."""
     probs = np.clip(probs, 0.0, None)
-    first = max(lo, math.ceil(x_lo / STEP))
-    last = min(lo + len(probs) - 1, math.floor(x_hi / STEP))
+    first = max(lo, math.ceil(x_lo / step))
+    last = min(lo + len(probs) - 1, math.floor(x_hi / step))
     if last < first:  # a (near) point mass: keep it whole
-        return LossPMF(lo, _frozen(probs), min(1.0, inf))
+        return LossPMF(lo, _frozen(probs), min(1.0, inf), step)
     if last < lo + len(probs) - 1:
         inf = inf + TAIL
     below = float(probs[: first - lo].sum())
     kept = probs[first - lo : last - lo + 1].copy()
     kept[0] += below
-    return LossPMF(first, _frozen(kept), min(1.0, inf))
+    return LossPMF(first, _frozen(kept), min(1.0, inf), step)
 
 
 def compose(a: LossPMF, b: LossPMF) -> LossPMF:
-    """The pair of two independent (or adaptively chosen) releases, by convolution."""
+    """The pair of two independent (or adaptively chosen) releases, by convolution, on
+    the coarser of their two grids (coarsened further past :data:`COARSEN_AT` points)."""
     if a is IDENTITY:
         return b
     if b is IDENTITY:
         return a
+    if a.inf >= 1.0 or b.inf >= 1.0:  # a release in the clear: nothing finite is left
+        return NON_PRIVATE
+    step = max(a.step, b.step)
+    a, b = coarsen(a, step), coarsen(b, step)
     x_lo, x_hi = _range(a, b)
-    _check_size(max(a.lo + b.lo, math.floor(x_lo / STEP)), min(a.hi + b.hi, math.ceil(x_hi / STEP)))
+    _check_size(
+        max(a.lo + b.lo, math.floor(x_lo / step)), min(a.hi + b.hi, math.ceil(x_hi / step)), step
+    )
     if len(a.probs) * len(b.probs) <= 4096:
         probs = np.convolve(a.probs, b.probs)
     else:
         probs = fftconvolve(a.probs, b.probs)
     inf = a.inf + b.inf - a.inf * b.inf
-    return _truncate(a.lo + b.lo, probs, inf, x_lo, x_hi)
+    return _coarsened(_truncate(a.lo + b.lo, probs, inf, x_lo, x_hi, step))
 
 
 def self_compose(a: LossPMF, count: int) -> LossPMF:
@@ -302,58 +363,94 @@ def self_compose(a: LossPMF, count: int) -> LossPMF:
 
 
 def maximum(pmfs: Sequence[LossPMF]) -> LossPMF:
-    """A grid pair dominating every one of ``pmfs`` (parallel composition)."""
+    """A grid pair dominating every one of ``pmfs`` (parallel composition), on the
+    coarsest of their grids."""
     distinct = list({id(p): p for p in pmfs}.values())
     if len(distinct) == 1:
         return distinct[0]
     if not distinct:
         return IDENTITY
-    lo = min(p.lo for p in distinct)
-    hi = max(p.hi for p in distinct)
-    _check_size(lo, hi)
-    t = (lo + np.arange(hi - lo + 1)) * STEP
+    if any(p.inf >= 1.0 for p in distinct):
+        return NON_PRIVATE
+    step = max(p.step for p in distinct)
+    lo, hi = _span(min(p.lo * p.step for p in distinct), max(p.hi * p.step for p in distinct), step)
+    t = _grid(lo, hi, step)
     h = distinct[0].curve(t)
     for p in distinct[1:]:
         np.maximum(h, p.curve(t), out=h)
-    return from_points(lo, h)
+    return _coarsened(from_points(lo, h, step))
+
+
+def _sd(a: LossPMF) -> float:
+    """The standard deviation of the finite loss."""
+    total = float(a.probs.sum())
+    if total <= 0:
+        return 0.0
+    x = a.losses()
+    mean = float(np.dot(a.probs, x)) / total
+    return math.sqrt(max(0.0, float(np.dot(a.probs, (x - mean) ** 2)) / total))
+
+
+def _refined(build, bottom: float, top: float) -> LossPMF:
+    """``build(step)`` on the grid for the span bottom..top, again on a finer grid where
+    the loss's bulk (its standard deviation) is narrow next to that span (a rare large
+    loss widens a Poisson batch's span, its bulk stays within a few rate units)."""
+    first = build(fine_step(top - bottom))
+    sd = _sd(first)
+    finer = fine_step(sd * RESOLUTION / 32) if sd > 0 else first.step
+    if finer < first.step and (top - bottom) / finer <= COARSEN_AT * 4:
+        return build(finer)
+    return first
 
 
 def subsample_remove(a: LossPMF, rate: float) -> LossPMF:
-    """Remove pair (P, Q) -> (qP + (1-q)Q, Q): a record removed from a sample drawn with
-    rate q (Poisson under add/remove, or m of n under replace-one, q = m/n)."""
+    """Remove pair (P, Q) -> (qP + (1-q)Q, Q): a record removed from a Poisson sample
+    drawn with rate q (add/remove). A sample of m of n under replace-one needs this
+    form and :func:`subsample_add`'s, q = m/n (see :mod:`privet.ledger.pld_tree`).
+    The loss log(q e^L + 1 - q) lies in [log(1 - q), ...]: the result gets a grid fine
+    enough for that span (:func:`fine_step`)."""
     q = float(rate)
-    if q >= 1.0:
+    if q >= 1.0 or a is IDENTITY:
         return a
-    lo = math.floor(math.log1p(-q) / STEP) - 1
-    top = a.hi * STEP
-    hi = math.ceil(math.log1p(q * math.expm1(top)) / STEP) + 1 if top > 0 else 1
-    _check_size(lo, hi)
-    t = (lo + np.arange(hi - lo + 1)) * STEP
-    alpha = np.exp(t)
-    inner = np.full_like(t, -np.inf)
-    above = alpha > 1.0 - q
-    inner[above] = np.log((alpha[above] - (1.0 - q)) / q)
-    h = np.where(above, q * a.curve(np.where(above, inner, 0.0)), 1.0 - alpha)
-    return from_points(lo, h)
+    bottom = math.log1p(-q)
+    top = a.hi * a.step
+    top = math.log1p(q * math.expm1(top)) if top > 0 else 0.0
+
+    def build(step: float) -> LossPMF:
+        lo, hi = _span(bottom, top, step)
+        t = _grid(lo, hi, step)
+        alpha = np.exp(t)
+        inner = np.full_like(t, -np.inf)
+        above = alpha > 1.0 - q
+        inner[above] = np.log((alpha[above] - (1.0 - q)) / q)
+        h = np.where(above, q * a.curve(np.where(above, inner, 0.0)), 1.0 - alpha)
+        return from_points(lo, h, step)
+
+    return _refined(build, bottom, top)
 
 
 def subsample_add(a: LossPMF, rate: float) -> LossPMF:
-    """Add pair (P, Q) -> (P, (1-q)P + qQ): a record added to a Poisson sample of rate q."""
+    """Add pair (P, Q) -> (P, (1-q)P + qQ): a record added to a Poisson sample of rate q;
+    the loss -log(1 - q + q e^-L) lies in [..., -log(1 - q)]."""
     q = float(rate)
-    if q >= 1.0:
+    if q >= 1.0 or a is IDENTITY:
         return a
-    bottom = a.lo * STEP
-    lo = math.floor(-math.log1p(q * math.expm1(-bottom)) / STEP) - 1 if bottom < 0 else -1
-    hi = math.ceil(-math.log1p(-q) / STEP) + 1
-    _check_size(lo, hi)
-    t = (lo + np.arange(hi - lo + 1)) * STEP
-    alpha = np.exp(t)
-    c = 1.0 - alpha * (1.0 - q)
-    ok = c > 0
-    inner = np.zeros_like(t)
-    inner[ok] = np.log(alpha[ok] * q / c[ok])
-    h = np.where(ok, np.clip(c, 0.0, None) * a.curve(inner), 0.0)
-    return from_points(lo, h)
+    bottom = a.lo * a.step
+    bottom = -math.log1p(q * math.expm1(-bottom)) if bottom < 0 else 0.0
+    top = -math.log1p(-q)
+
+    def build(step: float) -> LossPMF:
+        lo, hi = _span(bottom, top, step)
+        t = _grid(lo, hi, step)
+        alpha = np.exp(t)
+        c = 1.0 - alpha * (1.0 - q)
+        ok = c > 0
+        inner = np.zeros_like(t)
+        inner[ok] = np.log(alpha[ok] * q / c[ok])
+        h = np.where(ok, np.clip(c, 0.0, None) * a.curve(inner), 0.0)
+        return from_points(lo, h, step)
+
+    return _refined(build, bottom, top)
 
 
 # ------------------------------------------------------------------------ curves

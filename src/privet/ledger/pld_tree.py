@@ -24,11 +24,13 @@ views (:mod:`privet.ledger.composition`), now on whole dominating pairs:
   stable partition never splits a replaced pair.
 * A Poisson subsample at rate q (add/remove): the remove PMF becomes (qP + (1-q)Q,
   Q), the add PMF (P, (1-q)P + qQ) (Zhu, Dong & Wang 2022, Thm. 11), applied to
-  the whole subtree's pair. A sample of m of n without replacement (replace-one):
-  (qP + (1-q)Q, Q) with q = m/n of the subtree's ``double``; its ``single`` (a
-  record that leaves or enters the scope above it swaps places with another
-  record anywhere in the sample) amplifies two single chains, as the other views
-  do.
+  the whole subtree's pair. A sample of m of n without replacement (replace-one),
+  q = m/n: the maximum of both forms, (qP + (1-q)Q, Q) and (P, (1-q)P + qQ), of the
+  subtree's ``double`` (one pair of neighbours can meet either form in different
+  samples, and the first dominates at alpha >= 1 only; found by review); its
+  ``single`` (a record that leaves or enters the scope above it swaps places with
+  another record anywhere in the sample) amplifies two single chains, as the other
+  views do.
 
 Every scope's pair is identified by a digest of its content (the multiset of
 its entries and of its groups' digests), so identical subtrees (a forest's trees,
@@ -202,6 +204,13 @@ class PLDComposer:
                 rem, add = pld.compose(rem, r_k), pld.compose(add, a_k)
         return rem, add
 
+    def then(self, first: PLDPair, second: PLDPair) -> PLDPair:
+        """``first`` then ``second`` in one scope (not cached: a check's running pair)."""
+        single = self._fold([(first.single, 1), (second.single, 1)])
+        if self.relation is NeighbouringRelation.ADD_REMOVE:
+            return PLDPair(single, single)
+        return PLDPair(single, self._fold([(first.double, 1), (second.double, 1)]))
+
     # --------------------------------------------------------------- groups
     def partition(
         self, members: Counter[bytes], pairs: dict[bytes, PLDPair], size: int, stable: bool
@@ -269,9 +278,15 @@ class PLDComposer:
             add = pld.subsample_add(child.single[1], rate)
             pair = PLDPair((rem, add), (rem, add))
         else:  # m of n without replacement, replace-one
+            # A replaced record sits in the sample or not: with (D, D') = (x + rest,
+            # x' + rest), a release that cannot tell x' from the rest sees the remove
+            # form (qP + (1-q)Q, Q), one that cannot tell x from it the add form (P,
+            # (1-q)P + qQ); one pair (D, D') can meet both in different samples, and
+            # the remove form dominates at alpha >= 1 only. The pair whose curve is
+            # the maximum of both (symmetric) dominates either at every alpha.
             two = pld.compose(child.single[0], child.single[1])
-            single = pld.subsample_remove(two, rate)
-            double = pld.subsample_remove(child.double[0], rate)
+            single = _both_forms(two, rate)
+            double = _both_forms(child.double[0], rate)
             pair = PLDPair((single, single), (double, double))
         return digest, self.remember(digest, pair)
 
@@ -283,6 +298,12 @@ class PLDComposer:
             return max(rem.epsilon(delta), add.epsilon(delta) if add is not rem else 0.0)
         rem, add = pair.double
         return max(rem.epsilon(delta), add.epsilon(delta) if add is not rem else 0.0)
+
+
+def _both_forms(pmf: LossPMF, rate: float) -> LossPMF:
+    """A symmetric pair dominating both forms of a sample of m of n (rate = m/n) drawn
+    for a release whose (symmetric) pair is ``pmf``: the maximum of their curves."""
+    return pld.maximum([pld.subsample_remove(pmf, rate), pld.subsample_add(pmf, rate)])
 
 
 def plan_pair(composer: PLDComposer, plan: object) -> tuple[bytes, PLDPair]:

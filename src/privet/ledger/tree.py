@@ -154,6 +154,18 @@ class _WideCosts:
 
 
 @dataclass
+class _PLDRows:
+    """The PLD contributions of a scope's many groups (a DP-SGD run's batches), per row:
+    a charge in one group recomposes that group only, and the scope's items are kept
+    counted by digest."""
+
+    digests: list[bytes] = field(default_factory=list)
+    pairs: dict[bytes, PLDPair] = field(default_factory=dict)
+    counts: Counter[bytes] = field(default_factory=Counter)
+    stale: set[int] = field(default_factory=set)
+
+
+@dataclass
 class _Group:
     id: int
     parent: int
@@ -184,6 +196,8 @@ class _Node:
     charges: list[int] = field(default_factory=list)
     reserved: dict[int, Cost] = field(default_factory=dict)  # open reservations here
     pending: list[tuple[Entry, int | None]] = field(default_factory=list)  # charges on trial
+    entry_counts: Counter[Entry] = field(default_factory=Counter)  # committed, for the PLD
+    pld_rows: dict[Any, _PLDRows] = field(default_factory=dict)  # per key, many groups
 
 
 class ScopeTree:
@@ -267,6 +281,7 @@ class ScopeTree:
         rid = record.reservation if self._is_open(record.reservation) else None
         self._add_cost(record.scope_id, Cost.of(record.entry), rid)
         self._nodes[record.scope_id].charges.append(record.id)
+        self._nodes[record.scope_id].entry_counts[record.entry] += 1
 
     def _add_cost(self, node_id: int, cost: Cost, rid: int | None) -> None:
         node = self._nodes[node_id]
@@ -293,8 +308,11 @@ class ScopeTree:
             group = self._groups[node.group]
             for wide in group.wide.values():
                 wide.stale.add(group.position[node.id])
-            for rows in self._nodes[group.parent].group_rows.values():
+            parent = self._nodes[group.parent]
+            for rows in parent.group_rows.values():
                 rows.stale.add(group.row)
+            for pld_rows in parent.pld_rows.values():
+                pld_rows.stale.add(group.row)
 
     def _cost(self, node_id: int, key: Any = ALL, only: int | None = None) -> Cost:
         """Composed cost of a subtree (the ``double`` cost, see composition.group_pair).
@@ -463,8 +481,85 @@ class ScopeTree:
         bound = best_guarantee(self._cost(self._root_id, key), delta)
         if need is not None and bound.guarantee.fits_in(need):
             return bound
+        if need is not None and delta >= MIN_DELTA:
+            quick = self._pld_headroom(self._root_id, key, delta, need)
+            if quick is not None:
+                return quick
         build = lambda: self._pld_node(self._root_id, key)  # noqa: E731
         return self._with_pld(bound, build, delta, check=need is not None or smallest)
+
+    def _pld_headroom(self, node_id: int, key: Any, delta: float, need: Guarantee) -> Bound | None:
+        """A check by the PLD accountant without recomposing the whole tree, where it can.
+
+        The last check that composed the tree T keeps T's PLD pair and its root's items
+        (:meth:`_pld_check`). A check of T plus releases A added at the root (a DP-SGD
+        run's next Poisson batches, a boosting run's next trees) composes T's pair with
+        A's: one convolution, where recomposing T would redo all of them. Anything else
+        (a change below the root, a release gone) composes the tree again. The pair so
+        kept is rounded differently from the tree composed in its canonical order, so it
+        serves checks only; reported figures always compose the tree.
+        """
+        cached = self._pld_last_check.get((node_id, key))
+        if cached is None or cached[0] != delta:
+            return self._pld_check(node_id, key, delta, need)
+        _, counts, last, ahead = cached
+        try:
+            items = self._pld_items(node_id, key)
+        except PLDTooLargeError:
+            return None
+        now = {d: c for d, (_, c) in items.items()}
+        if any(now.get(d, 0) < c for d, c in counts.items()):
+            return self._pld_check(node_id, key, delta, need)
+        added = {d: (items[d][0], now[d] - counts.get(d, 0)) for d in now}
+        added = {d: v for d, v in added.items() if v[1] > 0}
+        if ahead is not None and len(added) == 1:
+            # a run of identical releases already checked ahead (see below)
+            (d, (_, j)), (d_ahead, j_ahead, eps_ahead) = next(iter(added.items())), ahead
+            if d == d_ahead and j <= j_ahead and eps_ahead <= need.epsilon:
+                return Bound(Guarantee(eps_ahead, delta), "pld")
+        composer = self.pld_composer
+        try:
+            _, more = composer.sequence(added)
+            pair = composer.then(last, more)
+        except PLDTooLargeError:
+            return None
+        eps = composer.epsilon(pair, delta)
+        if eps > need.epsilon or delta > need.delta:
+            return None
+        ahead = None
+        if len(added) == 1:
+            # One release more of a kind, as a DP-SGD run charges them: check 2, 4, 8, ...
+            # more at once while they fit, so that the next checks of the run pass without
+            # a convolution (a composition of fewer is dominated by one of more).
+            (d, (p, j)) = next(iter(added.items()))
+            reach = j
+            while reach < 4096:
+                try:
+                    _, step = composer.sequence({d: (p, 2 * reach)})
+                    e2 = composer.epsilon(composer.then(last, step), delta)
+                except PLDTooLargeError:
+                    break
+                if e2 > need.epsilon:
+                    break
+                reach, ahead = 2 * reach, (d, 2 * reach, e2)
+        self._pld_last_check[(node_id, key)] = (delta, counts, last, ahead)
+        if ahead is None:
+            self._pld_last_check[(node_id, key)] = (delta, now, pair, None)
+        return Bound(Guarantee(eps, delta), "pld")
+
+    def _pld_check(self, node_id: int, key: Any, delta: float, need: Guarantee) -> Bound | None:
+        """Compose the whole subtree for a check; keep its pair and items for the next."""
+        try:
+            items = self._pld_items(node_id, key)
+            _, pair = self.pld_composer.sequence(items)
+        except PLDTooLargeError:
+            return None
+        eps = self.pld_composer.epsilon(pair, delta)
+        if eps <= need.epsilon and delta <= need.delta:
+            counts = {d: c for d, (_, c) in items.items()}
+            self._pld_last_check[(node_id, key)] = (delta, counts, pair, None)
+            return Bound(Guarantee(eps, delta), "pld")
+        return None
 
     def _with_pld(
         self,
@@ -514,6 +609,10 @@ class ScopeTree:
             build = lambda: self._pld_node(state.scope_id, None, keep)  # noqa: E731
         if need is not None and bound.guarantee.fits_in(need):
             return bound
+        if need is not None and self._is_open(rid) and delta >= MIN_DELTA:
+            quick = self._pld_headroom(state.scope_id, rid, delta, need)
+            if quick is not None:
+                return quick
         return self._with_pld(bound, build, delta, check=need is not None)
 
     # ------------------------------------------------------------------ PLD view
@@ -522,7 +621,22 @@ class ScopeTree:
         composer = getattr(self, "_pld", None)
         if composer is None or composer.relation is not self.relation:
             composer = self._pld = PLDComposer(self.relation)
+            self._pld_last_check = {}
         return composer
+
+    @property
+    def _pld_last_check(self) -> dict[Any, tuple]:
+        """Per (scope, check key): (delta, the scope's item counts, its PLD pair, and what
+        was checked ahead of them or None) of the last check that fitted
+        (:meth:`_pld_headroom`)."""
+        cache = getattr(self, "_pld_checks", None)
+        if cache is None:
+            cache = self._pld_checks = {}
+        return cache
+
+    @_pld_last_check.setter
+    def _pld_last_check(self, value: dict) -> None:
+        self._pld_checks = value
 
     def _pld_node(
         self, node_id: int, key: Any, keep: Callable[[ChargeRecord], bool] | None = None
@@ -536,44 +650,82 @@ class ScopeTree:
             pair = ZERO_PAIR if digest == EMPTY else composer.get(digest)
             if pair is not None:
                 return digest, pair
+        digest, pair = composer.sequence(self._pld_items(node_id, key, keep))
+        if keep is None:
+            node_cache[("pld", key)] = digest
+        return digest, pair
+
+    def _pld_items(
+        self, node_id: int, key: Any, keep: Callable[[ChargeRecord], bool] | None = None
+    ) -> dict[bytes, tuple[PLDPair, int]]:
+        """What a scope composes in sequence: its releases and its groups, by digest."""
+        composer = self.pld_composer
         node = self._nodes[node_id]
         items: dict[bytes, tuple[PLDPair, int]] = {}
 
-        def add(d: bytes, p: PLDPair) -> None:
-            if d != EMPTY:
+        def add(d: bytes, p: PLDPair, count: int = 1) -> None:
+            if d != EMPTY and count:
                 old = items.get(d)
-                items[d] = (p, 1 + (old[1] if old else 0))
+                items[d] = (p, count + (old[1] if old else 0))
 
-        for entry in self._pld_entries(node, key, keep):
-            add(*composer.entry(entry))
+        if keep is None and not isinstance(key, int):
+            for entry, count in node.entry_counts.items():
+                add(*composer.entry(entry), count)
+            for entry, _ in node.pending:
+                add(*composer.entry(entry))
+        else:
+            for entry in self._pld_entries(node, key, keep):
+                add(*composer.entry(entry))
         if keep is None and isinstance(key, tuple):
             for rid in node.reserved:
                 if rid != key[1]:
                     add(*self._pld_rest(rid))
+        if keep is None and len(node.groups) >= WIDE:
+            rows = node.pld_rows.setdefault(key, _PLDRows())
+            for row in range(len(rows.digests), len(node.groups)):
+                rows.digests.append(EMPTY)
+                rows.stale.add(row)
+            for row in rows.stale:
+                d, p = self._pld_group(self._groups[node.groups[row]], key, None)
+                old = rows.digests[row]
+                if old != EMPTY:
+                    rows.counts[old] -= 1
+                    if not rows.counts[old]:
+                        del rows.counts[old], rows.pairs[old]
+                rows.digests[row] = d
+                if d != EMPTY:
+                    rows.counts[d] += 1
+                    rows.pairs[d] = p
+            rows.stale.clear()
+            for d, count in rows.counts.items():
+                add(d, rows.pairs[d], count)
+            return items
         for gid in node.groups:
-            group = self._groups[gid]
-            members = (
-                group.members
-                if keep is not None
-                else [m for m in group.members if self._counts(m, key)]
-            )
-            if not members:
-                continue
-            if group.kind == "partition":
-                digests: Counter[bytes] = Counter()
-                pairs: dict[bytes, PLDPair] = {}
-                for m in members:
-                    d, p = self._pld_node(m, key, keep)
-                    digests[d] += 1
-                    pairs[d] = p
-                add(*composer.partition(digests, pairs, len(group.members), group.stable))
-            else:
-                d, p = self._pld_node(members[0], key, keep)
-                add(*composer.subsample(d, p, group.rate, group.method))
-        digest, pair = composer.sequence(items)
-        if keep is None:
-            node_cache[("pld", key)] = digest
-        return digest, pair
+            add(*self._pld_group(self._groups[gid], key, keep))
+        return items
+
+    def _pld_group(
+        self, group: _Group, key: Any, keep: Callable[[ChargeRecord], bool] | None
+    ) -> tuple[bytes, PLDPair]:
+        """(digest, pair) a group adds to its parent's sequence; EMPTY for nothing."""
+        composer = self.pld_composer
+        members = (
+            group.members
+            if keep is not None
+            else [m for m in group.members if self._counts(m, key)]
+        )
+        if not members:
+            return EMPTY, ZERO_PAIR
+        if group.kind == "partition":
+            digests: Counter[bytes] = Counter()
+            pairs: dict[bytes, PLDPair] = {}
+            for m in members:
+                d, p = self._pld_node(m, key, keep)
+                digests[d] += 1
+                pairs[d] = p
+            return composer.partition(digests, pairs, len(group.members), group.stable)
+        d, p = self._pld_node(members[0], key, keep)
+        return composer.subsample(d, p, group.rate, group.method)
 
     def _pld_entries(
         self, node: _Node, key: Any, keep: Callable[[ChargeRecord], bool] | None
@@ -714,11 +866,14 @@ class ScopeTree:
         # committed charges (ALL) and the other reservations' checks stay valid, so the
         # next check does not recompose the whole tree.
         gone = (rid, ("check", rid), ("pld", rid), ("pld", ("check", rid)))
+        for k in [k for k in self._pld_last_check if k[1] in gone]:
+            del self._pld_last_check[k]
         for node in self._nodes.values():
             node.own.pop(rid, None)
             node.buckets.discard(rid)
             for key in gone:
                 node.group_rows.pop(key, None)
+                node.pld_rows.pop(key, None)
         for cache in self._cache.values():
             for key in gone:
                 cache.pop(key, None)
