@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import sys
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -154,6 +155,49 @@ class _WideCosts:
 
 
 @dataclass
+class _RowCosts:
+    """The (single, double) contributions of a scope's many groups (a DP-SGD run's
+    thousands of Poisson batches), one row per group, summed in blocks of
+    :data:`BLOCK` rows like :meth:`_WideCosts.sums`. Rows hold the costs themselves (a
+    run's batches share a handful of cost objects), not copies of their statistics:
+    100,000 batches take a pointer each, where rows of floats took 700 bytes."""
+
+    single: list[Cost] = field(default_factory=list)
+    double: list[Cost] = field(default_factory=list)
+    stale: set[int] = field(default_factory=set)
+    block_single: list[np.ndarray] = field(default_factory=list)
+    block_double: list[np.ndarray] = field(default_factory=list)
+    dirty: set[int] = field(default_factory=set)
+
+    def grow(self, rows: int) -> None:
+        """Make room for ``rows`` rows, the new ones stale."""
+        have = len(self.single)
+        if rows > have:
+            self.single.extend([ZERO] * (rows - have))
+            self.double.extend([ZERO] * (rows - have))
+            self.stale.update(range(have, rows))
+
+    def sums(self, changed: Iterable[int]) -> tuple[np.ndarray, np.ndarray]:
+        """Column sums of both, re-adding the blocks of the ``changed`` rows only; every
+        block is summed the same way (its rows in order), so the result depends on the
+        rows alone (a reopened ledger gets the live ledger's figures)."""
+        n_blocks = -(-len(self.single) // BLOCK)
+        while len(self.block_single) < n_blocks:
+            self.dirty.add(len(self.block_single))
+            self.block_single.append(np.zeros(len(ZERO.v)))
+            self.block_double.append(np.zeros(len(ZERO.v)))
+        self.dirty.update(row // BLOCK for row in changed)
+        for b in self.dirty:
+            rows = slice(b * BLOCK, (b + 1) * BLOCK)
+            self.block_single[b] = np.array([c.v for c in self.single[rows]]).sum(axis=0)
+            self.block_double[b] = np.array([c.v for c in self.double[rows]]).sum(axis=0)
+        self.dirty.clear()
+        if not self.block_single:
+            return np.zeros(len(ZERO.v)), np.zeros(len(ZERO.v))
+        return np.sum(self.block_single, axis=0), np.sum(self.block_double, axis=0)
+
+
+@dataclass
 class _PLDRows:
     """The PLD contributions of a scope's many groups (a DP-SGD run's batches), per row:
     a charge in one group recomposes that group only, and the scope's items are kept
@@ -165,7 +209,7 @@ class _PLDRows:
     stale: set[int] = field(default_factory=set)
 
 
-@dataclass
+@dataclass(slots=True)
 class _Group:
     id: int
     parent: int
@@ -179,7 +223,7 @@ class _Group:
     wide: dict[Any, _WideCosts] = field(default_factory=dict)  # per cache key
 
 
-@dataclass
+@dataclass(slots=True)
 class _Node:
     id: int
     parent: int | None
@@ -190,13 +234,12 @@ class _Node:
     own_all: Cost = ZERO  # every committed charge here, summed in charge order
     own: dict[int, Cost] = field(default_factory=dict)  # charges of open reservations
     groups: list[int] = field(default_factory=list)
-    group_rows: dict[Any, _WideCosts] = field(default_factory=dict)  # per key, many groups
+    group_rows: dict[Any, _RowCosts] = field(default_factory=dict)  # per key, many groups
     buckets: set[int] = field(default_factory=set)  # open reservations charged below
     active: bool = False  # anything charged or reserved here or below
     charges: list[int] = field(default_factory=list)
     reserved: dict[int, Cost] = field(default_factory=dict)  # open reservations here
     pending: list[tuple[Entry, int | None]] = field(default_factory=list)  # charges on trial
-    entry_counts: Counter[Entry] = field(default_factory=Counter)  # committed, for the PLD
     pld_rows: dict[Any, _PLDRows] = field(default_factory=dict)  # per key, many groups
 
 
@@ -237,10 +280,12 @@ class ScopeTree:
         method: str = "",
     ) -> list[int]:
         parent_node = self._nodes[parent]
+        kind, method = sys.intern(kind), sys.intern(method)  # a run's groups share them
         group = _Group(group_id, parent, kind, len(parent_node.groups), stable, rate, method)
         self._groups[group_id] = group
         parent_node.groups.append(group_id)
         for node_id, label in members:
+            label = sys.intern(label)
             path = (
                 f"{parent_node.path}/{label}"
                 if kind == "partition"
@@ -248,7 +293,8 @@ class ScopeTree:
             )
             path = f"{path}#{group_id}" if path in self._paths else path
             self._new_node_local(node_id, parent, group_id, label, path)
-            group.position[node_id] = len(group.members)
+            if len(members) > 1:  # a subsample's one member is row 0 (no dict kept)
+                group.position[node_id] = len(group.members)
             group.members.append(node_id)
         # One more group can switch the parent to summing its groups' rows, another order
         # of the same additions: recompute, so that a replay gives the same figures.
@@ -281,7 +327,6 @@ class ScopeTree:
         rid = record.reservation if self._is_open(record.reservation) else None
         self._add_cost(record.scope_id, Cost.of(record.entry), rid)
         self._nodes[record.scope_id].charges.append(record.id)
-        self._nodes[record.scope_id].entry_counts[record.entry] += 1
 
     def _add_cost(self, node_id: int, cost: Cost, rid: int | None) -> None:
         node = self._nodes[node_id]
@@ -307,7 +352,7 @@ class ScopeTree:
         if node.group is not None:
             group = self._groups[node.group]
             for wide in group.wide.values():
-                wide.stale.add(group.position[node.id])
+                wide.stale.add(group.position.get(node.id, 0))
             parent = self._nodes[group.parent]
             for rows in parent.group_rows.values():
                 rows.stale.add(group.row)
@@ -332,11 +377,13 @@ class ScopeTree:
         compose together, because amplification and the replace-one rule are
         not additive (two trees added up can under-count a subsample).
         """
+        node = self._nodes[node_id]
+        if not node.groups and not node.reserved and key == ALL:  # a leaf: nothing to keep
+            return node.own_all, node.own_all
         node_cache = self._cache.setdefault(node_id, {})
         cached = node_cache.get(key)
         if cached is not None:
             return cached
-        node = self._nodes[node_id]
         if isinstance(key, tuple):  # ("check", excluded reservation)
             rests = [self._reservation_rest(r) for r in node.reserved if r != key[1]]
             own = sequential([node.own_all, *rests])
@@ -383,17 +430,16 @@ class ScopeTree:
         Without the rows every charge under a DP-SGD run's root would add up
         all its earlier batches again (quadratic in the number of steps).
         """
-        width = len(ZERO.values())
         rows = node.group_rows.get(key)
         if rows is None:
-            rows = node.group_rows[key] = _WideCosts.empty(len(node.groups), width)
+            rows = node.group_rows[key] = _RowCosts()
         rows.grow(len(node.groups))
         for row in rows.stale:
             contribution = self._contribution(self._groups[node.groups[row]], key)
             if contribution is None:
-                rows.single[row] = rows.double[row] = 0.0
+                rows.single[row] = rows.double[row] = ZERO
             else:
-                rows.single[row], rows.double[row] = (c.values() for c in contribution)
+                rows.single[row], rows.double[row] = contribution
         single, double = rows.sums(rows.stale)
         rows.stale.clear()
         return Cost.from_values(single.tolist()), Cost.from_values(double.tolist())
@@ -644,7 +690,9 @@ class ScopeTree:
         """(digest, PLD pair) of a subtree under ``key`` (as :meth:`_pair`), or of the
         charges ``keep`` accepts (no caching of the walk then)."""
         composer = self.pld_composer
-        node_cache = self._cache.setdefault(node_id, {}) if keep is None else {}
+        node = self._nodes[node_id]
+        leaf = not node.groups and len(node.charges) <= 8  # cheap again: not kept
+        node_cache = self._cache.setdefault(node_id, {}) if keep is None and not leaf else {}
         digest = node_cache.get(("pld", key))
         if digest is not None:
             pair = ZERO_PAIR if digest == EMPTY else composer.get(digest)
@@ -669,7 +717,8 @@ class ScopeTree:
                 items[d] = (p, count + (old[1] if old else 0))
 
         if keep is None and not isinstance(key, int):
-            for entry, count in node.entry_counts.items():
+            counts: Counter[Entry] = Counter(self._charges[c].entry for c in node.charges)
+            for entry, count in counts.items():
                 add(*composer.entry(entry), count)
             for entry, _ in node.pending:
                 add(*composer.entry(entry))
