@@ -83,7 +83,10 @@ def _learner_plans() -> dict[str, tuple[object, str, str]]:
         ),
         "seed 000 CDP+PMPC": (PartialMPCID3Classifier(epsilon=1.0, schema=adult), "add_remove"),
         "seed 000 ODP+FMPC": (ObliviousID3Classifier(epsilon=1.0, schema=adult), "add_remove"),
-        "seed 001 secure-sum ID3": (SecureSumID3Classifier(epsilon=1.0, schema=adult), "add_remove"),
+        "seed 001 secure-sum ID3": (
+            SecureSumID3Classifier(epsilon=1.0, schema=adult),
+            "add_remove",
+        ),
         "seed 002 matrix forest": (
             MatrixRandomForestClassifier(epsilon=1.0, schema=adult),
             "add_remove",
@@ -302,22 +305,34 @@ def dpa_pld_eps(row, delta: float) -> float:
     def one(step, q=1.0):
         kind = step[0]
         if kind == "gauss":
-            return p.from_gaussian_mechanism(step[1], sampling_prob=q, value_discretization_interval=vdi)
+            return p.from_gaussian_mechanism(
+                step[1], sampling_prob=q, value_discretization_interval=vdi
+            )
         if kind == "laplace":
-            return p.from_laplace_mechanism(step[1], sampling_prob=q, value_discretization_interval=vdi)
+            return p.from_laplace_mechanism(
+                step[1], sampling_prob=q, value_discretization_interval=vdi
+            )
         if kind == "dlaplace":
             return p.from_discrete_laplace_mechanism(
-                1.0 / step[1], sensitivity=round(step[2]), sampling_prob=q,
+                1.0 / step[1],
+                sensitivity=round(step[2]),
+                sampling_prob=q,
                 value_discretization_interval=vdi,
             )
         if kind == "dgauss":
-            return p.from_discrete_gaussian_mechanism(step[1], sampling_prob=q, value_discretization_interval=vdi)
+            return p.from_discrete_gaussian_mechanism(
+                step[1], sampling_prob=q, value_discretization_interval=vdi
+            )
         if q < 1.0:
             raise NotModelled(f"a sampled {kind}")
         if kind in ("pure", "em"):
-            return p.from_privacy_parameters(common.DifferentialPrivacyParameters(step[1], 0.0), vdi)
+            return p.from_privacy_parameters(
+                common.DifferentialPrivacyParameters(step[1], 0.0), vdi
+            )
         if kind == "approx":
-            return p.from_privacy_parameters(common.DifferentialPrivacyParameters(step[1], step[2]), vdi)
+            return p.from_privacy_parameters(
+                common.DifferentialPrivacyParameters(step[1], step[2]), vdi
+            )
         raise NotModelled(kind)
 
     total = None
@@ -394,7 +409,9 @@ def prv_eps(row, delta: float) -> float:
             raise NotModelled(kind)
         prvs.append(x)
         counts.append(count)
-    acc = PRVAccountant(prvs=prvs, max_self_compositions=counts, eps_error=0.01, delta_error=delta / 1000)
+    acc = PRVAccountant(
+        prvs=prvs, max_self_compositions=counts, eps_error=0.01, delta_error=delta / 1000
+    )
     _, _, eps_up = acc.compute_epsilon(delta=delta, num_self_compositions=counts)
     return eps_up
 
@@ -410,7 +427,10 @@ def opendp_eps(row, delta: float) -> float:
     best = math.inf
     pure_ok = all(s[0] in ("pure", "em", "laplace", "dlaplace") for s in steps)
     if pure_ok:  # basic composition of pure-DP measurements
-        eps = [1.0 / s[1] if s[0] == "laplace" else s[2] / s[1] if s[0] == "dlaplace" else s[1] for s in steps]
+        eps = [
+            1.0 / s[1] if s[0] == "laplace" else s[2] / s[1] if s[0] == "dlaplace" else s[1]
+            for s in steps
+        ]
         ms = [count >> dp.m.then_laplace(1.0 / e) for e in eps]
         best = dp.c.make_basic_composition(ms).map(1)
     zok = all(s[0] in ("pure", "em", "laplace", "dlaplace", "gauss", "zcdp") for s in steps)
@@ -483,7 +503,7 @@ def write(df: pd.DataFrame, command: str) -> None:
     lines = [
         "# Accounting tightness: privet's ledger next to the peers' accountants",
         "",
-        f"Command: `{command}` (environment: `pip install -e \".[peers]\"`).",
+        f'Command: `{command}` (environment: `pip install -e ".[peers]"`).',
         "",
         "Epsilon proven for the same charges at each delta; **ratio** = privet / the smallest",
         "epsilon any peer proves (below 1: privet proves less). Peers: dp_accounting 0.6 (PLD",
@@ -504,7 +524,8 @@ def write(df: pd.DataFrame, command: str) -> None:
             ratio = f"{r['ratio']:.4f}" if np.isfinite(r["ratio"]) else "-"
             lines.append(
                 f"| {r['workload']} | {r['privet']:.4f} | {r['privet_accountant']} | "
-                + " | ".join(cells) + f" | {ratio} |"
+                + " | ".join(cells)
+                + f" | {ratio} |"
             )
         worst = sub["ratio"].max()
         lines += ["", f"Largest ratio at delta {delta:g}: {worst:.4f}.", ""]
@@ -513,7 +534,9 @@ def write(df: pd.DataFrame, command: str) -> None:
         lines += ["## Why a peer says n/a", ""] + [f"- {p}: {n}" for p, n in notes] + [""]
     plans = [w for w in workloads() if w.get("description")]
     if plans:
-        lines += ["## The learners' plans", ""] + [f"- {w['name']}: {w['description']}" for w in plans]
+        lines += ["## The learners' plans", ""] + [
+            f"- {w['name']}: {w['description']}" for w in plans
+        ]
     (RESULTS / "accounting_tightness.md").write_text("\n".join(lines) + "\n")
 
     fig, ax = plt.subplots(figsize=(9, 0.35 * len(df) / len(DELTAS) + 1.5))

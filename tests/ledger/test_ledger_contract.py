@@ -1030,7 +1030,6 @@ class LedgerContract:
         assert led.charge_many([], mechanism="m") == []
         assert led.charges == [] and other.charges == []
 
-
     def test_a_local_randomiser_where_a_replaced_record_can_change_parts_is_refused(self):
         """Under replace-one a non-stable partition composes its parts as if their charges
         covered a record entering or leaving; an LDP report covers a changed value only.
