@@ -268,8 +268,8 @@ def write(
             old = list(csv.DictReader(f))
         lines += [
             "",
-            "## Before: privet at 5e917e9 (issue 37), same script, run right after on the same "
-            "machine",
+            "## Before: privet's main at ec7c678 (without issue 37), same script, run right "
+            "before on the same machine",
             "",
             "A charge there was about 15 round trips to the server (a separate read transaction "
             "before each write, one statement per new event read back); here 3 (the lock with "
