@@ -173,7 +173,9 @@ def kill_test(where: str) -> dict:
         """
     )
     Ledger.open(where, dataset="adult", budget=Guarantee(1.0)).close()
-    proc = subprocess.Popen([sys.executable, "-c", crasher, where], stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", crasher, where], stdout=subprocess.PIPE, text=True
+    )
     printed = []
     while len(printed) < 200:
         printed.append(int(proc.stdout.readline()))

@@ -64,13 +64,11 @@ class Interval:
             bounds = (abs(self.left or 0), abs(self.right or 0))
             if math.isnan(float(value)) or math.inf not in bounds:
                 return False
-        left_ok = (
-            self.left is None
-            or (value >= self.left if self.closed in ("left", "both") else value > self.left)
+        left_ok = self.left is None or (
+            value >= self.left if self.closed in ("left", "both") else value > self.left
         )
-        right_ok = (
-            self.right is None
-            or (value <= self.right if self.closed in ("right", "both") else value < self.right)
+        right_ok = self.right is None or (
+            value <= self.right if self.closed in ("right", "both") else value < self.right
         )
         return bool(left_ok and right_ok)
 

@@ -427,7 +427,6 @@ class SQLStore(Store):
         )
         self._x("UPDATE datasets SET head = ? WHERE name = ?", (event.hash, self.dataset))
 
-
     # ------------------------------------------------------ table owners
     def table_salt(self, *, create: bool) -> str | None:
         from privet.ledger.fingerprint import SALT_KEY, new_salt

@@ -231,5 +231,3 @@ class _BaseDPForest(BaseTreeClassifier):
 
     def export_text(self, *, max_lines: int = 60) -> str:
         raise NotImplementedError(f"{type(self).__name__} has no single tree to print.")
-
-
