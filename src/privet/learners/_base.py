@@ -9,6 +9,7 @@ values. A rejected call therefore charges nothing.
 from __future__ import annotations
 
 import contextlib
+import math
 import signal
 import threading
 import warnings
@@ -547,7 +548,10 @@ def calibrated_epsilon(
     """
     target = float(estimator.epsilon)
     plan = estimator.privacy_plan(schema)
-    if ledger.plan_cost(plan).epsilon <= target * (1 + 1e-12):
+    cost = ledger.plan_cost(plan).epsilon
+    if cost <= target * (1 + 1e-12) or math.isinf(cost):
+        # infinite: no proof at any epsilon (a claimed-only plan, noise="paper"); scaling
+        # cannot help, the ledger accepts it on an unbounded budget or refuses it
         estimator.calibrated_epsilon_ = target
         yield plan
         return
