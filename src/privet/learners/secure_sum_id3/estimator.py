@@ -19,6 +19,7 @@ from privet.errors import BudgetExceededError, InvalidParameterError, MPCError, 
 from privet.learners._base import (
     BaseTreeClassifier,
     _validate_params,
+    calibrated_epsilon,
     charged_in_full_on_failure,
     refuse_non_private,
 )
@@ -75,7 +76,9 @@ class SecureSumID3Classifier(BaseTreeClassifier):
       given: each party adds its share of distributed discrete-Laplace noise
       to its counts before summation (no party ever sees an exact count), the
       budget is split evenly over the ``h + 1`` levels, and the nodes of a
-      level are a partition, charged through the ledger's scopes.
+      level are a partition, charged through the ledger's scopes. On a
+      replace-one ledger the levels share less than ``epsilon``
+      (``calibrated_epsilon_``), so that the ledger proves ``epsilon``.
 
     Parameters
     ----------
@@ -125,6 +128,11 @@ class SecureSumID3Classifier(BaseTreeClassifier):
         The field Z_p the sums were computed in.
     run_stats_ : RunStats or None
         Time and bytes per party of a process run.
+    calibrated_epsilon_ : float or None
+        The epsilon the fit split over the levels: ``epsilon`` itself, or less where the
+        ledger proves more than ``epsilon`` for the plan at ``epsilon`` (replace-one: a
+        record that moves between two nodes of a level is charged in both; the plan's
+        description gives the factor). None for the exact protocol.
     ledger_, privacy_spent_, privacy_claim_, classes_, schema_, n_features_in_
 
     Notes
@@ -324,9 +332,8 @@ class SecureSumID3Classifier(BaseTreeClassifier):
             )
         self._check_mode(dealt=parties is None and datasets is None)
         self.schema_ = self._resolve_schema(X, y) if datasets is None else self._party_schema()
-        plan = self.privacy_plan(self.schema_)
         scope = self._open_scope()
-        with self._reserve(plan, scope) as res:
+        with self._calibrated(scope) as plan, self._reserve(plan, scope) as res:
             codes, ys = self._party_data(X, y, parties, datasets)
             if self.verify == "malicious" and self.backend == "shamir" and len(ys) < 3:
                 raise InvalidParameterError(
@@ -367,6 +374,25 @@ class SecureSumID3Classifier(BaseTreeClassifier):
         self.privacy_spent_ = res.used()
         self.privacy_claim_ = plan.claim
         return self
+
+    @contextlib.contextmanager
+    def _calibrated(self, scope: Scope) -> Iterator[PrivacyPlan]:
+        """The fit's plan, its epsilon scaled so that the ledger proves at most ``epsilon``.
+
+        Under replace-one every level's counts have sensitivity 2 (:meth:`_level_entries`),
+        and the ledger charges a record that leaves one node of a level and whose
+        replacement enters another node of it twice, so the plan of ``h + 1`` levels
+        costs ``(2h + 1) / (h + 1)`` epsilon (1.75 at depth 3);
+        :func:`~privet.learners._base.calibrated_epsilon` scales every level down to fit
+        (``calibrated_epsilon_``). Under add/remove the plan already costs epsilon, and
+        the exact protocol (``epsilon=None``) has nothing to scale.
+        """
+        if self.epsilon is None:
+            self.calibrated_epsilon_ = None
+            yield self.privacy_plan(self.schema_)
+            return
+        with calibrated_epsilon(self, scope.ledger, self.schema_) as plan:
+            yield plan
 
     @contextlib.contextmanager
     def _charged_on_failure(self, scope: Scope) -> Iterator[None]:
