@@ -219,9 +219,9 @@ def test_verify_malicious_with_dp_noise_and_a_stopped_run_charged_in_full(small)
 
 
 def test_replace_one_budget_of_epsilon_over_processes_and_a_stopped_run(small):
-    """Issue 31: on a replace-one ledger whose budget is epsilon, the party processes run
-    at the calibrated epsilon (the plan at epsilon costs 5/3 there); a run the parties
-    stop is charged in full at the calibrated plan, which still fits the budget."""
+    """Issue 31: on a replace-one ledger whose budget is epsilon the party processes run
+    (the plan charged node by node used to cost 5/3 there); the replay charges one
+    histogram per level, and a run the parties stop is charged in full: epsilon."""
     schema, X, y = small
     for tamper in (None, {"party": 0, "round": 1, "kind": "result"}):
         led = Ledger(budget=Guarantee(1.0), relation="replace_one")
@@ -241,5 +241,7 @@ def test_replace_one_budget_of_epsilon_over_processes_and_a_stopped_run(small):
             with pytest.raises(SummationIntegrityError):
                 est.fit(X, y)
             assert led.spent().epsilon == pytest.approx(1.0)
-        assert est.calibrated_epsilon_ == pytest.approx(3 / 5, rel=1e-6)
+        assert est.calibrated_epsilon_ == 1.0
+        steps = [c.step for c in led.charges if c.step.startswith("node counts")]
+        assert len(steps) == len(set(steps))  # one charge per level, not per node
         assert led.spent().epsilon <= 1.0 + 1e-9
