@@ -42,7 +42,7 @@ def test_one_charge_within_budget_and_each_run_within_its_price(car, relation):
     assert isinstance(entry, PrivateSelection) and entry == s.entry_
     assert led.spent().epsilon == pytest.approx(entry.epsilon)
     assert entry.epsilon <= 1.0 * (1 + 1e-9) and led.spent().delta <= 1e-5
-    assert entry.epsilon >= 0.99  # the calibration uses the budget (bisection to 0.1%)
+    assert entry.epsilon >= 0.98  # the calibration uses the budget (bisection to 1%)
     assert s.privacy_spent_.epsilon == pytest.approx(entry.epsilon)
     # the released model was trained at the per-run budget, on its own ledger, which
     # proves its run (training and score, a partition) within the priced base run

@@ -315,7 +315,7 @@ class PrivateSearchCV(ClassifierMixin, BaseEstimator):
                 lo, best = mid, (mid, entry_mid, sigma_mid)
             else:
                 hi = mid
-            if hi / lo < 1.001:
+            if hi / lo < 1.01:
                 break
         eps_run, entry, sigma = best
         even = target / len(candidates)
