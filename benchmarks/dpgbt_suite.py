@@ -33,8 +33,8 @@ fitting process; the machine is shared, so CPU time is the comparable one).
 
 Run (about 15 CPU-minutes)::
 
-    python -m venv /work/scratch/ebm && /work/scratch/ebm/bin/pip install "interpret==0.7.8" pandas
-    flock /tmp/privet-heavy.lock python benchmarks/dpgbt_suite.py --ebm-python /work/scratch/ebm/bin/python
+    python -m venv /work/scratch/issue34/ebm && /work/scratch/issue34/ebm/bin/pip install "interpret==0.7.8" pandas
+    flock /tmp/privet-heavy.lock python benchmarks/dpgbt_suite.py --ebm-python /work/scratch/issue34/ebm/bin/python
 
 Writes ``benchmarks/results/dpgbt_suite.{csv,md,png}``.
 """
