@@ -23,6 +23,7 @@ from privet.errors import (
     NotFittedError,
     PrivetError,
     SchemaError,
+    UnsupportedEntryError,
 )
 from privet.learners import DPGradientBoostingClassifier, PrivacyWarning
 from privet.learners.dp_boosting.binning import feature_schedule
@@ -141,16 +142,55 @@ def test_sigma_is_the_smallest_that_fits(car):
     m = DPGradientBoostingClassifier(epsilon=1.0, schema=car.schema, random_state=0)
     sigma, _ = m._calibrated(car.schema)
     led = Ledger(budget=Guarantee(1.0, 1e-5))
+    target = led.budget
     shapes = m._shapes(car.schema)
     sizes, k = car.schema.domain_sizes, car.schema.n_classes
-    assert led.plan_cost(m._plan(sigma, shapes, sizes, k)).fits_in(led.budget)
-    assert not led.plan_cost(m._plan(sigma * (1 - 1e-6), shapes, sizes, k)).fits_in(led.budget)
+    assert led.plan_cost(m._plan(sigma, shapes, sizes, k)).fits_in(target)
+    assert not led.plan_cost(m._plan(sigma * (1 - 1e-6), shapes, sizes, k)).fits_in(target)
+
+
+@pytest.mark.parametrize("relation", ["add_remove", "replace_one"])
+@pytest.mark.parametrize("subsample", [1.0, 0.5])
+@pytest.mark.parametrize("binary", [True, False])
+def test_the_plan_the_ledger_proves_is_within_epsilon_under_both_relations(
+    car, relation, subsample, binary
+):
+    """The ledger composes the plan on its own relation (PLD accountant): the plan it
+    proves is within epsilon, and the fit's charges, checked one by one against the
+    reservation, fit in it. With each leaf charged on its own, the add/remove fit with
+    subsample 0.5 was refused part-way through tree 1 (the PLD accountant priced the
+    partial tree about 1e-6 above the whole plan); the leaves are now charged together."""
+    schema, X, y = _binary_car(car) if binary else (car.schema, car.X, car.y)
+    led = Ledger(budget=Guarantee(10.0, 1e-5), relation=relation)
+    m = DPGradientBoostingClassifier(
+        epsilon=0.5,
+        delta=1e-5,
+        schema=schema,
+        ledger=led,
+        n_estimators=6,
+        subsample=subsample,
+        random_state=2,
+    )
+    if relation == "replace_one" and subsample < 1:
+        # Poisson amplification is proven for add/remove only: refused before any data
+        with pytest.raises(UnsupportedEntryError, match="add/remove neighbours only"):
+            m.privacy_plan()
+        with pytest.raises(UnsupportedEntryError):
+            m.fit(X.iloc[:0], y.iloc[:0])  # empty data: a read would fail differently
+        assert led.charges == [] and led.spent().epsilon == 0
+        return
+    planned = led.plan_cost(m.privacy_plan())
+    assert planned.epsilon <= 0.5 * (1 + 1e-9) and planned.delta <= 1e-5 * (1 + 1e-9)
+    m.fit(X, y)
+    spent = led.spent()
+    assert spent.epsilon <= 0.5 * (1 + 1e-9) and spent.delta <= 1e-5 * (1 + 1e-9)
+    assert spent.epsilon >= 0.5 * (1 - 1e-3)  # and the budget is used
 
 
 def test_poisson_subsampled_trees_are_priced_by_the_sampled_gaussian(car):
     """10 trees on Poisson samples at rate 0.5. Amplified as (eps, delta) each tree
     spent half the tree's delta and no noise level fitted (eps, 1e-5); the ledger's
-    RDP accountant prices a Gaussian on a Poisson sample with no delta per tree, so
+    accountants (RDP, now PLD) price a Gaussian on a Poisson sample with no delta per tree, so
     the fit runs, within its budget, with less noise per leaf than without sampling."""
 
     def fit(subsample: float) -> tuple[DPGradientBoostingClassifier, str]:
@@ -165,7 +205,7 @@ def test_poisson_subsampled_trees_are_priced_by_the_sampled_gaussian(car):
 
     sampled, method = fit(0.5)
     whole, _ = fit(1.0)
-    assert method == "rdp"
+    assert method == "pld"  # the PLD accountant prices the sampled Gaussians exactly
     # (0.76 since the class counts of the base score, on all rows, take a share of it)
     assert sampled.sigma_ < 0.8 * whole.sigma_
 
