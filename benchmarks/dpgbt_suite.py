@@ -169,6 +169,10 @@ def metrics(y: np.ndarray, proba: np.ndarray) -> dict[str, float]:
 
 
 # ----------------------------------------------------------------------------- privet
+PRIVET_ONLY: list[str] = []
+"""``--methods``: the privet methods to run (empty: all)."""
+
+
 def privet_methods(schema: Schema) -> dict:
     return {
         "privet DPGBT": lambda e, s: DPGradientBoostingClassifier(
@@ -191,6 +195,8 @@ def run_privet(name, frame, schema, splits, eps_list) -> list[dict]:
     k = len(schema.classes)
     rows = []
     for method, make in privet_methods(schema).items():
+        if PRIVET_ONLY and method not in PRIVET_ONLY:
+            continue
         for eps in eps_list:
             for i, (tr, te) in enumerate(splits):
                 row = {"dataset": name, "method": method, "epsilon": eps, "split": i}
@@ -316,10 +322,12 @@ def markdown(df, summary, datasets, eps_list, meta) -> str:
         f"One run: {meta['wall_min']:.1f} min wall, {meta['cpu_min']:.1f} min CPU (this process and "
         f"its children), on a shared 2-core machine (load average {meta['load_start']} at the start, "
         f"{meta['load_end']} at the end), so wall times are inflated; compare CPU times. "
-        f"{N_SPLITS} splits per cell (Adult: the UCI train/test split, 3 seeds; the others "
+        f"{N_SPLITS} splits per cell (Adult: the UCI train/test split, {N_SPLITS} seeds; the others "
         "stratified 80/20), delta = 1e-5 for the Gaussian learners. DP-EBM: "
         f"{meta['ebm']}. DPGBT runs at its defaults, chosen on other data (docs/dp_boosting.md), "
         "so no tuning cost applies.",
+        "",
+        meta.get("subset", ""),
         "",
         "## Goals (DPGBT at its defaults)",
         "",
@@ -382,12 +390,20 @@ def plot(summary: pd.DataFrame, datasets: list[str], path: Path) -> None:
 
 
 def main(argv=None) -> int:
+    global N_SPLITS
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--ebm-python", default=None, help="python of a venv with interpret 0.7.8")
     ap.add_argument("--datasets", nargs="+", default=DATASETS, choices=DATASETS)
     ap.add_argument("--eps", type=float, nargs="+", default=EPS)
     ap.add_argument("--out", default="dpgbt_suite")
+    ap.add_argument("--splits", type=int, default=N_SPLITS, help="splits (Adult: seeds) per cell")
+    ap.add_argument(
+        "--methods", nargs="+", default=None, help="privet methods to run (default: all four)"
+    )
     args = ap.parse_args(argv)
+    N_SPLITS = args.splits
+    if args.methods is not None:
+        PRIVET_ONLY[:] = args.methods
     load_start = " ".join(open("/proc/loadavg").read().split()[:3])
     t0 = time.perf_counter()
     rows = []
@@ -425,9 +441,21 @@ def main(argv=None) -> int:
         cmd += " --datasets " + " ".join(args.datasets)
     if args.eps != EPS:
         cmd += " --eps " + " ".join(f"{e:g}" for e in args.eps)
+    if args.splits != 3:
+        cmd += f" --splits {args.splits}"
+    if args.methods is not None:
+        cmd += " --methods " + " ".join(f"'{m}'" for m in args.methods)
     meta = {"command": cmd, "wall_min": (time.perf_counter() - t0) / 60, "cpu_min": cpu / 60,
             "load_start": load_start, "load_end": " ".join(open("/proc/loadavg").read().split()[:3]),
             "ebm": ebm}  # fmt: skip
+    if args.methods is not None or args.splits != 3 or args.datasets != DATASETS or args.eps != EPS:
+        meta["subset"] = (
+            "**A subset of the full suite** (the command above; the full run is the command "
+            "without options): privet methods run: "
+            + ", ".join(args.methods or list(privet_methods(None)))
+            + f"; {N_SPLITS} splits; datasets: {', '.join(args.datasets)}; "
+            + f"epsilon: {', '.join(f'{e:g}' for e in args.eps)}."
+        )
     RESULTS.mkdir(exist_ok=True)
     df.to_csv(RESULTS / f"{args.out}.csv", index=False)
     (RESULTS / f"{args.out}.md").write_text(markdown(df, summary, args.datasets, args.eps, meta))

@@ -140,7 +140,7 @@ def test_replace_one_covers_a_record_replaced_inside_a_leaf():
 
 def test_sigma_is_the_smallest_that_fits(car):
     m = DPGradientBoostingClassifier(epsilon=1.0, schema=car.schema, random_state=0)
-    sigma, _ = m._calibrated(car.schema)
+    sigma, _, _ = m._calibrated(car.schema)
     led = Ledger(budget=Guarantee(1.0, 1e-5))
     target = led.budget
     shapes = m._shapes(car.schema)
@@ -206,6 +206,14 @@ def test_poisson_subsampled_trees_are_priced_by_the_sampled_gaussian(car):
     sampled, method = fit(0.5)
     whole, _ = fit(1.0)
     assert method == "pld"  # the PLD accountant prices the sampled Gaussians exactly
+
+    def count_sigma(m: DPGradientBoostingClassifier) -> float:
+        (sigma,) = {c.entry.sigma for c in m.ledger_.charges if c.step.startswith("class")}
+        return sigma
+
+    # the class counts (all rows) keep the noise they have without subsampling; tied to
+    # the sampled trees' sigma they took most of the budget
+    assert count_sigma(sampled) == pytest.approx(count_sigma(whole), rel=1e-9)
     # (0.76 since the class counts of the base score, on all rows, take a share of it)
     assert sampled.sigma_ < 0.8 * whole.sigma_
 
