@@ -66,7 +66,10 @@ def _paths(ledger: Ledger) -> dict[str, float]:
 
 @pytest.mark.parametrize("budget_saving", [False, True])
 @pytest.mark.parametrize("eps", [0.5, 3.0])
-def test_every_ledger_path_spends_at_most_epsilon(budget_saving: bool, eps: float) -> None:
+@pytest.mark.parametrize("categorical", ["onehot", "ordinal"])
+def test_every_ledger_path_spends_at_most_epsilon(
+    budget_saving: bool, eps: float, categorical: str
+) -> None:
     X, y = _data()
     led = Ledger(budget=eps)
     clf = FederatedDPTreeClassifier(
@@ -74,6 +77,7 @@ def test_every_ledger_path_spends_at_most_epsilon(budget_saving: bool, eps: floa
         max_depth=4,
         schema=SCHEMA,
         budget_saving=budget_saving,
+        categorical=categorical,
         ledger=led,
         random_state=0,
     ).fit(X, y)
@@ -220,6 +224,24 @@ def test_learns_at_high_epsilon_and_follows_the_estimator_api() -> None:
     proba = clf.predict_proba(Xt)
     assert proba.shape == (1000, 2) and np.allclose(proba.sum(axis=1), 1)
     assert "a <" in clf.export_text() or "c=w" in clf.export_text()
+
+
+def test_ordinal_categories_are_one_feature_with_a_bin_per_category() -> None:
+    """categorical="ordinal": p = 3 tree features (a, b, c) instead of 5; c's bins are its
+    category codes; the tree learns the rule through c's split and names the categories."""
+    X, y = _data(3000, seed=1)
+    Xt, yt = _data(1000, seed=2)
+    clf = FederatedDPTreeClassifier(
+        epsilon=50.0, max_depth=4, schema=SCHEMA, categorical="ordinal", random_state=0
+    ).fit(X, y)
+    fm = clf.feature_map_
+    assert fm.names == ("a", "b", "c") and fm.n_bins.tolist() == [10, 10, 3]
+    assert clf._binned(Xt)[:, 2].tolist() == Xt["c"].map({"u": 0, "v": 1, "w": 2}).tolist()
+    assert (clf.predict(Xt) == yt).mean() > 0.9
+    text = clf.export_text()
+    assert "c in {u, v}" in text and "c in {w}" in text
+    with pytest.raises(InvalidParameterError, match="categorical"):
+        FederatedDPTreeClassifier(schema=SCHEMA, categorical="dummy").fit(X, y)
 
 
 def test_default_noise_is_integer_and_proven_for_what_is_sampled() -> None:
