@@ -32,7 +32,7 @@ from privet.learners.federated_cart.grower import (
 )
 from privet.learners.federated_cart.reference import ReferenceOps, ReplayOps
 from privet.ledger import ADD_REMOVE, Claim, Guarantee, Ledger, NonPrivate, PrivacyPlan
-from privet.mechanisms import collusion_guarantee
+from privet.mechanisms import GammaDLPA, collusion_guarantee
 
 
 class FederatedDPTreeClassifier(BaseTreeClassifier):
@@ -571,11 +571,23 @@ class FederatedDPTreeClassifier(BaseTreeClassifier):
 
 
 def collusion_table(
-    parties: int, *, scale: float = 1.0, delta: float = 1e-6
+    parties: int, *, scale: float = 1.0, delta: float = 1e-6, discrete: bool = False
 ) -> list[dict[str, Any]]:
-    """Per-release guarantee of one gamma DLPA sum (sensitivity/scale = 1) against t colluders."""
+    """Per-release guarantee of one gamma DLPA sum (sensitivity 1) against t colluders.
+
+    ``discrete=False``: the paper's Gamma(1/K) shares (their ideal continuous
+    analysis, :func:`privet.mechanisms.collusion_guarantee`). ``discrete=True``: the
+    default integer Polya shares, whose residual keeps a pure epsilon for every t < K.
+    """
     rows = []
     for t in range(parties):
+        if discrete:
+            eps = GammaDLPA(
+                parties=parties, scale=scale, colluders=t, charge_colluders=t > 0,
+                discrete=True,
+            ).privacy_map(1.0).epsilon  # fmt: skip
+            rows.append({"colluders": t, "pure_epsilon": eps, "epsilon": eps, "delta": 0.0})
+            continue
         g = collusion_guarantee(parties, t, scale=scale, delta=delta)
         rows.append(
             {"colluders": t, "pure_epsilon": g.pure_epsilon, "epsilon": g.epsilon, "delta": g.delta}
