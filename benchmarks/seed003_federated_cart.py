@@ -429,7 +429,7 @@ TUNING_DATASETS = (
 )  # fmt: skip
 TUNING_GRID = {
     "categorical": ["onehot", "ordinal"],
-    "max_depth": [3, 4, 5],
+    "max_depth": [4, 5],
     "leaf_prop": [0.2, 0.35, 0.5],
 }
 TUNED_FILE = "seed003_tuned.json"
