@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import math
+import sys
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -71,14 +73,20 @@ class ChargeRecord:
             "reservation": self.reservation,
         }
 
-    def to_row(self, dataset: str) -> dict[str, Any]:
+    def to_row(self, dataset: str, delta: float = 0.0) -> dict[str, Any]:
         """This charge as one flat row of plain values, for tables, CSV and pandas.
 
         The columns of ``privet ledger history`` and of ``privet ledger export
         --format csv``: the time in UTC, who charged (caller, step, scope), the
-        proven guarantee and the paper's claim beside it.
+        (epsilon, delta) the ledger proves for this release alone within ``delta``
+        (the budget's; :func:`privet.ledger.per_charge.alone`) with the accountant
+        that proved it, the noise's own parameters (``sigma``, ``scale``, ``rho``,
+        ``mu`` and every field in ``parameters``), and the paper's claim beside them.
         """
-        g, c = self.guarantee, self.claim
+        from privet.ledger.per_charge import alone, native_parameters
+
+        c = self.claim
+        bound = alone(self.entry, delta)
         return {
             "dataset": dataset,
             "id": self.id,
@@ -88,8 +96,11 @@ class ChargeRecord:
             "scope": self.path,
             "mechanism": self.mechanism,
             "entry": type(self.entry).__name__,
-            "epsilon": g.epsilon,
-            "delta": g.delta,
+            "epsilon": bound.guarantee.epsilon,
+            "delta": bound.guarantee.delta,
+            "accountant": bound.method,
+            "at_delta": delta,
+            **native_parameters(self.entry),
             "relation": self.relation,
             "sensitivity": self.sensitivity,
             "claim_epsilon": None if c is None else c.epsilon,
@@ -113,20 +124,37 @@ class ChargeRecord:
 
     @staticmethod
     def _from_dict(d: dict[str, Any]) -> ChargeRecord:
+        # A ledger holds many records of few kinds (a DP-SGD run: 100,000 alike): their
+        # texts are interned and equal entries shared (entries are immutable).
         return ChargeRecord(
             id=_int(d["id"]),
             scope_id=_int(d["scope_id"]),
-            path=d["path"],
-            entry=Entry.from_dict(d["entry"]),
-            mechanism=_str(d["mechanism"]),
+            path=_str(d["path"]),
+            entry=_shared_entry(d["entry"]),
+            mechanism=sys.intern(_str(d["mechanism"])),
             sensitivity=None if d["sensitivity"] is None else float(d["sensitivity"]),
-            relation=_str(d["relation"]),
-            caller=_str(d["caller"]),
-            step=_str(d["step"]),
+            relation=sys.intern(_str(d["relation"])),
+            caller=sys.intern(_str(d["caller"])),
+            step=sys.intern(_str(d["step"])),
             claim=None if d["claim"] is None else Claim.from_dict(d["claim"]),
             timestamp=float(d["timestamp"]),
             reservation=None if d["reservation"] is None else _int(d["reservation"]),
         )
+
+
+@functools.lru_cache(maxsize=1024)
+def _entry_from_items(items: tuple[tuple[str, Any], ...]) -> Entry:
+    return Entry.from_dict(dict(items))
+
+
+def _shared_entry(data: Any) -> Entry:
+    """``Entry.from_dict(data)``, one object for equal stored entries."""
+    if isinstance(data, dict):
+        try:
+            return _entry_from_items(tuple(sorted(data.items())))
+        except TypeError:  # an unhashable value: a malformed entry, reported by from_dict
+            pass
+    return Entry.from_dict(data)
 
 
 def utc_text(ts: float) -> str:
