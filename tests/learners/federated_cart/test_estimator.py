@@ -311,3 +311,26 @@ def test_rows_are_dealt_to_owners_in_secret() -> None:
     # a secret deal puts k ~ Hypergeometric(400, 200, 200) ones with owner 0 (sd 5): the
     # bound is k (200 - k) / 100 = 100 - (k - 100)^2 / 100 > 50 unless |k - 100| > 70 (14 sd)
     assert bound > 50
+
+
+@pytest.mark.parametrize("categorical", ["onehot", "ordinal"])
+@pytest.mark.parametrize("budget_saving", [True, False])
+def test_plan_is_at_most_epsilon_on_each_relation_it_accepts(categorical, budget_saving) -> None:
+    """Issue 31: on add/remove (the paper's relation, Lemmas 3.1-3.2) the ledger proves the
+    plan within epsilon and a fit on a budget of exactly epsilon succeeds; a replace-one
+    ledger, which the analysis does not cover, is refused before anything is charged."""
+    X, y = _data(400)
+    eps = 0.8
+    kw = dict(
+        epsilon=eps, max_depth=3, schema=SCHEMA, categorical=categorical,
+        budget_saving=budget_saving,
+    )  # fmt: skip
+    led = Ledger(budget=Guarantee(eps), relation="add_remove")
+    clf = FederatedDPTreeClassifier(**kw, ledger=led)
+    assert led.plan_cost(clf.privacy_plan()).epsilon == pytest.approx(eps)
+    clf.fit(X, y)
+    assert 0 < led.spent().epsilon <= eps * (1 + 1e-9)
+    rep = Ledger(budget=Guarantee(eps), relation="replace_one")
+    with pytest.raises(InvalidParameterError, match="add/remove"):
+        FederatedDPTreeClassifier(**kw, ledger=rep).fit(X, y)
+    _assert_nothing_charged(rep, eps)
