@@ -71,6 +71,10 @@ def main() -> None:
         )  # fmt: skip
         rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
         print(rows[-1], flush=True)
+        write(rows)  # after every configuration, so a cut-short run keeps what it measured
+
+
+def write(rows: list[dict]) -> None:
     df = pd.DataFrame(rows)
     df.to_csv(RESULTS / "seed002_dbar10.csv", index=False)
     load = open("/proc/loadavg").read().split()[0]
