@@ -241,11 +241,15 @@ def accuracy(args: argparse.Namespace) -> None:
             common = {"dataset": name, "split": s, "n_test": test.df.shape[0]}
             if q == 1:
                 for method, tag in (("optimize", "bt_opt"), ("original", "bt_lm"), ("disjoint", "dis_lm")):  # fmt: skip
+                    if tag not in args.methods:
+                        continue
                     for eps, trial, acc in _train_rows(
                         method, eps_list, depth, tau, data.schema, train, test, args.trials
                     ):
                         rows.append({**common, "method": tag, "eps": eps, "trial": trial, "accuracy": acc})  # fmt: skip
-                df = _batch_prediction_rows(eps_list, depth, tau, data.schema, train, test, args.trials)  # fmt: skip
+                df = pd.DataFrame(columns=["optimize", "eps", "run", "acc"])
+                if "bp_opt" in args.methods:
+                    df = _batch_prediction_rows(eps_list, depth, tau, data.schema, train, test, args.trials)  # fmt: skip
                 for r in df.itertuples():
                     tag = "bp_opt" if r.optimize else "bp_lm"
                     rows.append({**common, "method": tag, "eps": r.eps, "trial": r.run, "accuracy": r.acc})  # fmt: skip
@@ -268,6 +272,10 @@ def main() -> None:
     p.add_argument("--part", required=True, choices=["data", "fixture", "accuracy"])
     p.add_argument("--datasets", nargs="*", default=["car", "adult", "adult_caption"])
     p.add_argument("--splits", type=int, default=3)
+    p.add_argument(
+        "--methods", nargs="*", default=["bt_opt", "bt_lm", "dis_lm", "bp_opt"],
+        help="q = 1 only; bp_opt also gives bp_lm (their experiment_batch runs both)",
+    )  # fmt: skip
     p.add_argument("--trials", type=int, default=2)
     a = p.parse_args()
     {"data": make_data, "fixture": fixture, "accuracy": lambda: accuracy(a)}[a.part]()

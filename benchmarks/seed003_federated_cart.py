@@ -332,7 +332,8 @@ def real(args: argparse.Namespace) -> None:
     methods = ["budget_saving", "plain", "dp_id3"] + (["tuned"] if tuned else [])
     rows = []
     start, cpu0, load0 = time.time(), _cpu_seconds(), _loadavg()
-    names = ("heart", "titanic", "adult")  # the slowest last: a cut-short run keeps the others
+    names = tuple(args.datasets)  # default: the slowest (Adult) last, so a cut-short run
+    # keeps the others
     for name, rep, data, Xtr, ytr, Xte, yte in real_splits(
         names, args.reps, max(1, args.reps // 2)
     ):
@@ -708,6 +709,7 @@ def main() -> None:
     sub.add_parser("sim-report")
     r = sub.add_parser("real")
     r.add_argument("--reps", type=int, default=5)
+    r.add_argument("--datasets", nargs="+", default=["heart", "titanic", "adult"])
     rr = sub.add_parser("real-report", help="the table from a (possibly cut-short) real run")
     rr.add_argument("--reps", type=int, default=5, help="the --reps the run was started with")
     rr.add_argument("--note", default="", help="what to say about the run (time, if cut short)")
