@@ -8,7 +8,12 @@ import numpy as np
 import pytest
 
 from privet.data import Categorical, Schema
-from privet.errors import BudgetExceededError, InvalidParameterError, SchemaError
+from privet.errors import (
+    BudgetExceededError,
+    InvalidParameterError,
+    RelationMismatchError,
+    SchemaError,
+)
 from privet.learners import DPGradientBoostingClassifier, DPID3Classifier
 from privet.ledger import Guarantee, Ledger, NeighbouringRelation
 from privet.ledger.renyi import RDP_ORDERS, rdp_to_epsilon
@@ -33,7 +38,16 @@ def _search(car, ledger=None, **kw):
     return PrivateSearchCV(est, kw.pop("grid", GRID), ledger=ledger, **kw)
 
 
-@pytest.mark.parametrize("relation", ["add_remove", "replace_one"])
+def test_a_replace_one_ledger_is_refused_before_data_and_charges_nothing(car):
+    """(From review 3.) Under replace-one each run's learner calibrates its own plan, which
+    cost up to 1.26x the price the search had charged (DPID3 on Car): refused."""
+    led = Ledger(budget=Guarantee(2.0, 1e-5), relation="replace_one")
+    with pytest.raises(RelationMismatchError, match="add/remove"):
+        _search(car, ledger=led, epsilon=1.0, delta=1e-5).fit(_Untouchable(), _Untouchable())
+    assert led.charges == []
+
+
+@pytest.mark.parametrize("relation", ["add_remove"])
 def test_one_charge_within_budget_and_each_run_within_its_price(car, relation):
     led = Ledger(budget=Guarantee(2.0, 1e-5), relation=relation)
     s = _search(car, ledger=led, epsilon=1.0, delta=1e-5).fit(car.X, car.y)

@@ -48,7 +48,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.model_selection import ParameterGrid
 from sklearn.utils.validation import check_is_fitted
 
-from privet.errors import InvalidParameterError, PrivetError
+from privet.errors import InvalidParameterError, PrivetError, RelationMismatchError
 from privet.ledger import Guarantee, Ledger, NeighbouringRelation, PlanNode, PrivacyPlan, Scope
 from privet.ledger.renyi import RDP_ORDERS, rdp_to_epsilon
 from privet.ledger.selection import (
@@ -167,6 +167,15 @@ class PrivateSearchCV(ClassifierMixin, BaseEstimator):
     # -- checks, before any data ------------------------------------------------------
     def _check(self) -> list[dict[str, Any]]:
         name = type(self).__name__
+        if self._relation() is not NeighbouringRelation.ADD_REMOVE:
+            # each run's learner calibrates its plan to its own replace-one ledger, which
+            # is not the plan priced here (an independent review measured DPID3 runs at
+            # up to 1.26x their price): refused until the price is the run's own plan
+            raise RelationMismatchError(
+                f"{name} prices its runs under add/remove neighbours only; this ledger "
+                "uses replace-one. Open the ledger with relation='add_remove' for the "
+                "search (or tune on public data). Nothing was charged."
+            )
         est = self.estimator
         params = est.get_params(deep=False) if hasattr(est, "get_params") else {}
         if not hasattr(est, "privacy_plan") or "epsilon" not in params or "ledger" not in params:
