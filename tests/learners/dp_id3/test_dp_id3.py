@@ -149,9 +149,7 @@ def test_replace_one_ledger_uses_sensitivity_two_and_charges_two_branches(car):
     # since pure charges on a pure budget compose linearly in epsilon. Each of the three
     # steps (two split levels, the leaves) gets 1/3 of 3/4.
     assert m.calibrated_epsilon_ == pytest.approx(0.75, rel=1e-8)
-    assert all(
-        c.entry.guarantee().epsilon == pytest.approx(0.25, rel=1e-8) for c in led.charges
-    )
+    assert all(c.entry.guarantee().epsilon == pytest.approx(0.25, rel=1e-8) for c in led.charges)
     assert led.spent().epsilon == pytest.approx(1.0, rel=1e-8)
     assert led.spent().epsilon <= 1.0 + 1e-12
 
