@@ -9,6 +9,7 @@ values. A rejected call therefore charges nothing.
 from __future__ import annotations
 
 import contextlib
+import math
 import signal
 import threading
 import warnings
@@ -493,11 +494,14 @@ def calibrated_epsilon(
     paths, so a plan can cost more than its epsilon (DPID3 at depth 3 on Car: 1.25);
     scaling every step down, by bisection on epsilon (every plan's cost grows with
     it), makes the fit cost at most what the user asked for. Where the plan already
-    fits, nothing changes. ``estimator.epsilon`` is restored on exit.
+    fits, nothing changes; nor where it has a non-private step (infinite cost, the
+    paper-faithful modes on an unbounded ledger), which no scaling makes finite.
+    ``estimator.epsilon`` is restored on exit.
     """
     target = float(estimator.epsilon)
     plan = estimator.privacy_plan(schema)
-    if ledger.plan_cost(plan).epsilon <= target * (1 + 1e-12):
+    cost = ledger.plan_cost(plan).epsilon
+    if cost <= target * (1 + 1e-12) or math.isinf(cost):
         estimator.calibrated_epsilon_ = target
         yield plan
         return
