@@ -17,10 +17,11 @@ from scipy import integrate, special
 
 from privet.errors import InvalidParameterError
 from privet.ledger import ADD_REMOVE, Claim, Entry, Exponential, Guarantee, NeighbouringRelation
-from privet.mechanisms import _opendp
+from privet.mechanisms import _opendp, recorder
 from privet.mechanisms import _validate as v
 from privet.mechanisms.base import Mechanism
 from privet.mechanisms.entries import NoisyMax
+from privet.mechanisms.laws import Law, SelectionLaw
 
 __all__ = [
     "ExponentialMechanism",
@@ -96,6 +97,9 @@ class _Selection(Mechanism):
     def _repr_extra(self) -> dict[str, Any]:
         return {"monotone": self.monotone, "noise": self.noise}
 
+    def law(self) -> Law:
+        return SelectionLaw(self.noise, self.scale)  # type: ignore[arg-type]
+
     def probabilities(self, utilities: Any) -> NDArray[np.float64]:
         raise NotImplementedError  # pragma: no cover
 
@@ -155,7 +159,10 @@ class _Selection(Mechanism):
         if not arrs:
             return []
         self._charge(target, caller, step, claim)
-        return [int(np.asarray(pick)) for pick in self._sample_many(arrs)]
+        picks = recorder.release_many(
+            self.law(), arrs, lambda: self._sample_many(arrs), label=self._label(caller, step)
+        )
+        return [int(np.asarray(pick)) for pick in picks]
 
     def _utilities(self, utilities: Any, *, disjoint_rows: bool) -> NDArray[np.float64]:
         owner = type(self).__name__
