@@ -51,12 +51,20 @@ from privet.audits.bounds import (
 from privet.audits.estimate import check_epsilon, check_positive_int, check_split
 from privet.audits.learners.pairs import LearnerPair
 from privet.audits.learners.registry import LearnerSpec, resolve_learner
-from privet.audits.learners.transcripts import NO_LAW, OK, OUTCOMES, TrialBatch, run_trials
+from privet.audits.learners.transcripts import (
+    NO_LAW,
+    OK,
+    OUTCOMES,
+    TrialBatch,
+    likelihood_ratio,
+    run_trials,
+)
 from privet.audits.result import DPTestResult
 from privet.audits.sampling import check_seed, parallel, task_seeds
 from privet.errors import InvalidParameterError
+from privet.mechanisms import recorder
 
-__all__ = ["ReleaseTest", "release_test"]
+__all__ = ["OneRunNotSupported", "ReleaseTest", "release_one_run", "release_test"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -412,3 +420,117 @@ def _timed(result: DPTestResult, seconds: float) -> DPTestResult:
     d = {k: getattr(result, k) for k in result.__dataclass_fields__ if k != "verdict"}
     d["wall_time"] = seconds
     return DPTestResult(**d)
+
+
+# ------------------------------------------------------------------- one run
+
+
+class OneRunNotSupported(InvalidParameterError):
+    """The white-box one-run audit cannot replay this learner (it deals rows by position)."""
+
+
+def _canary_frames(schema: Any, m: int, base: int, rng: np.random.Generator) -> tuple[Any, ...]:
+    from privet.audits.learners.pairs import frame_from_codes
+
+    sizes = np.asarray(schema.domain_sizes)
+    codes = np.stack([rng.integers(s, size=m) for s in sizes], axis=1)
+    labels = rng.integers(schema.n_classes, size=m)
+    Xc, yc = frame_from_codes(schema, codes, labels)
+    Xb, yb = frame_from_codes(
+        schema, np.zeros((base, schema.n_features), dtype=np.int64), [0] * base
+    )
+    return Xb, yb, Xc, yc
+
+
+def release_one_run(
+    learner: str | LearnerSpec,
+    schema: Any,
+    *,
+    epsilon: float,
+    confidence: float,
+    max_depth: int = 3,
+    m: int = 200,
+    base_rows: int = 200,
+    delta: float = 0.0,
+    claimed_epsilon: float | None = None,
+    random_state: int | None = 0,
+) -> Any:
+    """One-run audit (Steinke, Nasr & Jagielski 2023) with the white-box view.
+
+    ``m`` canaries (records of random codes and classes drawn from the public
+    schema) each join ``base_rows`` schema-only records with probability 1/2;
+    the learner trains once, under the release recorder. Each canary's score is
+    the log-likelihood ratio of the recorded releases with it against without
+    it (a replay with that canary flipped, every other row as it was): the
+    optimal score of that canary given the transcript. The guesses and the
+    bound are those of :func:`~privet.audits.one_run_audit`. Costs one training
+    and ``m`` replays.
+
+    Refused (:class:`OneRunNotSupported`) for a learner that draws privacy
+    coins per row position (dealing rows to trees): removing one canary would
+    move the others' coins.
+    """
+    import pandas as pd
+
+    from privet.audits.one_run import one_run_audit
+
+    spec = resolve_learner(learner)
+    m = check_positive_int(m, "m", minimum=2)
+    base_rows = check_positive_int(base_rows, "base_rows", minimum=1)
+    rng = np.random.default_rng(check_seed(random_state))
+    Xb, yb, Xc, yc = _canary_frames(schema, m, base_rows, rng)
+    params = {"epsilon": float(epsilon), "max_depth": int(max_depth), "schema": schema}
+    seed = int(rng.integers(2**31))
+
+    def data(included: np.ndarray) -> tuple[Any, Any]:
+        X = pd.concat([Xb, Xc[included]], ignore_index=True)
+        y = pd.concat([yb, yc[included]], ignore_index=True)
+        return X, y
+
+    def fit(included: np.ndarray) -> Any:
+        X, y = data(included)
+        return spec.make(**params, random_state=seed).fit(X, y)
+
+    def train(included: np.ndarray) -> np.ndarray:
+        included = np.asarray(included, dtype=bool)
+        with recorder.recording() as run:
+            fit(included)
+        if run.coins or run.samples:
+            raise OneRunNotSupported(
+                f"{spec.name} draws privacy coins per row (dealing rows, Poisson samples): "
+                "the white-box one-run audit cannot flip one canary without moving the "
+                "others' coins; use the many-trainings test (release_test)."
+            )
+        if not run.releases:
+            raise OneRunNotSupported(
+                f"{spec.name} released nothing through privet's mechanisms: no white-box view."
+            )
+        scores = np.empty(m)
+        for i in range(m):
+            flipped = included.copy()
+            flipped[i] = not flipped[i]
+            try:
+                with recorder.replaying(run) as rep:
+                    fit(flipped)
+            except Exception:
+                scores[i] = math.inf if included[i] else -math.inf
+                continue
+            if rep.diverged:
+                scores[i] = math.inf if included[i] else -math.inf
+                continue
+            on_in, on_out = (run, rep) if included[i] else (rep, run)
+            t, _, _, ok = likelihood_ratio(on_out, on_in)
+            scores[i] = t if ok else 0.0
+        return scores
+
+    ks = sorted({max(1, m // d) for d in (40, 20, 10, 4)})
+    guesses = [(k, 0) for k in ks] + [(k, k) for k in ks if 2 * k <= m]
+    return one_run_audit(
+        train,
+        m,
+        delta=delta,
+        confidence=confidence,
+        guesses=guesses,
+        claimed_epsilon=float(epsilon) if claimed_epsilon is None else claimed_epsilon,
+        random_state=rng,
+    )
