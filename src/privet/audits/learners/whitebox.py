@@ -64,6 +64,9 @@ from privet.audits.sampling import check_seed, parallel, task_seeds
 from privet.errors import InvalidParameterError
 from privet.mechanisms import recorder
 
+IMPOSSIBLE = 1e9
+"""The statistic of a transcript impossible on the other dataset (log-ratio +-inf)."""
+
 __all__ = ["OneRunNotSupported", "ReleaseTest", "release_one_run", "release_test"]
 
 
@@ -194,6 +197,9 @@ def _curve_points(n: int, points: int = 8) -> list[int]:
 def _bound(t0: np.ndarray, t1: np.ndarray, **kw: Any) -> DPTestResult:
     from privet.audits.estimate import estimate_epsilon_lower_bound
 
+    # an impossible transcript (T = +-inf) becomes +-IMPOSSIBLE: beyond any finite ratio
+    t0 = np.clip(t0, -IMPOSSIBLE, IMPOSSIBLE)
+    t1 = np.clip(t1, -IMPOSSIBLE, IMPOSSIBLE)
     return estimate_epsilon_lower_bound(t0, t1, events="threshold", **kw)
 
 
@@ -378,14 +384,7 @@ def release_test(
         method = "Gaussian DP fit"
         extra = {"mu": mu, "mu_interval": (mu_lo, mu_hi), "pair_mu": pair_mu}
     else:
-        k_hi, n_hi, k_lo, n_lo = (
-            (result.k_d1, result.n_d1, result.k_d0, result.n_d0)
-            if result.more_likely_on == "D'"
-            else (result.k_d0, result.n_d0, result.k_d1, result.n_d1)
-        )
-        estimate, lo, hi = log_ratio_estimate(
-            k_hi, n_hi, k_lo, n_lo, delta=delta, confidence=confidence
-        )
+        estimate, lo, hi = _top_level_estimate(t0, t1, delta=delta, confidence=confidence)
         interval = (lo, hi)
         bounds = trials_all.pure_bound[ok]
         pair_eps = float(np.max(bounds)) if bounds.size else math.nan
@@ -414,6 +413,39 @@ def release_test(
         **extra,
         **common,
     )
+
+
+def _top_level_estimate(
+    t0: np.ndarray, t1: np.ndarray, *, delta: float, confidence: float, min_count: int = 30
+) -> tuple[float, float, float]:
+    """The privacy-loss estimate of pure-DP releases: the ratio of the top level set.
+
+    With the exact log-likelihood ratio as statistic, the releases' privacy
+    loss takes a lattice of values and ``{T >= t}`` for the largest level ``t``
+    has probability ratio ``e^t`` between ``D'`` and ``D``. The estimate is the
+    plug-in ratio of ``{T >= t}`` (and of ``{T <= -t}`` the other way) for the
+    largest ``t`` still seen ``min_count`` times on the favoured side, over all
+    trainings, with its two-sided Clopper–Pearson interval; the larger of the
+    two directions. An estimate (the level is chosen on the same trainings),
+    not a bound.
+    """
+    best = (-math.inf, -math.inf, -math.inf)
+    # sums of float log-ratios: levels equal up to rounding are one level
+    t0, t1 = np.round(t0, 9), np.round(t1, 9)
+    for hi_side, lo_side in ((t1, t0), (-t0, -t1)):
+        levels = np.unique(hi_side)[::-1]
+        for t in levels:
+            k_hi = int(np.count_nonzero(hi_side >= t))
+            if k_hi < min(min_count, len(hi_side)):
+                continue
+            k_lo = int(np.count_nonzero(lo_side >= t))
+            est = log_ratio_estimate(
+                k_hi, len(hi_side), k_lo, len(lo_side), delta=delta, confidence=confidence
+            )
+            if est[0] > best[0]:
+                best = est
+            break
+    return best
 
 
 def _timed(result: DPTestResult, seconds: float) -> DPTestResult:

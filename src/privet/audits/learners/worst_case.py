@@ -49,11 +49,14 @@ def pair_from_codes(
     probes: Any | None = None,
     fit_params0: Mapping[str, Any] | None = None,
     fit_params1: Mapping[str, Any] | None = None,
+    replaced: tuple[Any, int] | None = None,
 ) -> LearnerPair:
     """A :class:`LearnerPair` ``D`` = ``rows`` (codes) with ``labels``, ``D' = D + canary``.
 
     The canary is the *last* row of ``D'`` (the release recorder forces the
-    last row's Poisson coins). ``probes`` defaults to the distinct records.
+    last row's Poisson coins). With ``replaced=(codes, label)`` the pair is
+    replace-one neighbours: ``D`` ends with that record instead of having one
+    row fewer. ``probes`` defaults to the distinct records.
     """
     rows = np.atleast_2d(np.asarray(rows, dtype=np.int64))
     canary = np.asarray(canary, dtype=np.int64).ravel()
@@ -62,7 +65,12 @@ def pair_from_codes(
             f"A pair for this schema needs {schema.n_features} attribute codes per record; got "
             f"{rows.shape[1]} (rows) and {canary.size} (canary)."
         )
-    X0, y0 = frame_from_codes(schema, rows, list(np.asarray(labels).ravel()))
+    labels0 = [int(v) for v in np.asarray(labels).ravel()]
+    if replaced is not None:
+        old = np.asarray(replaced[0], dtype=np.int64).ravel()
+        X0, y0 = frame_from_codes(schema, np.vstack([rows, old]), [*labels0, int(replaced[1])])
+    else:
+        X0, y0 = frame_from_codes(schema, rows, labels0)
     X1, y1 = frame_from_codes(
         schema, np.vstack([rows, canary]), [*np.asarray(labels).ravel(), int(canary_label)]
     )
@@ -184,7 +192,12 @@ def _declared(estimator: Any) -> Any:
 
 
 def worst_case_pair(estimator: Any, schema: Any) -> LearnerPair:
-    """The learner's own pair (declared in its package) or the one its plan suggests."""
+    """The learner's own pair (its ``audit_pair(schema)`` method, or ``worst_case_pair`` in
+    its package's ``audit`` module), else the one its privacy plan suggests."""
+    method = getattr(estimator, "audit_pair", None)
+    if callable(method):
+        spec = method(schema)
+        return spec if isinstance(spec, LearnerPair) else pair_from_codes(schema, **spec)
     declared = _declared(estimator)
     if declared is not None:
         params = {k: v for k, v in estimator.get_params(deep=False).items() if k != "schema"}
