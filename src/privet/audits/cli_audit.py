@@ -124,27 +124,39 @@ def _zoo_table(results: list[Any]) -> Table:
 
 
 def _learner_table(audits: list[Any]) -> Table:
-    t = Table(
-        "learner",
-        "claimed ε",
-        "proven ε",
-        "measured ε ≥",
-        "one run ε ≥",
-        "MIA ε ≥",
-        "verdict vs claim",
-        title="Claimed, proven and measured epsilon",
-    )
+    """Claimed, proven, measured and estimate per learner, narrow enough for 80 columns.
+
+    Short names and numbers only (the full titles are printed above the table
+    and in the report); the learner column never wraps.
+    """
+    from rich import box
+
+    t = Table(title="Claimed, proven and measured epsilon", box=box.SIMPLE_HEAD, pad_edge=False)
+    t.add_column("learner", no_wrap=True)
+    t.add_column("claimed ε", justify="right")
+    t.add_column("proven ε", justify="right")
+    t.add_column("measured ε", justify="right")
+    t.add_column("estimate", justify="right", no_wrap=True)
+    t.add_column("verdict", no_wrap=True)
     for a in audits:
-        t.add_row(
-            a.title,
-            format_epsilon(a.claimed_epsilon),
-            format_epsilon(a.proven_epsilon),
-            f"{a.measured_epsilon:.3g} ({a.confidence:.0%})",
-            "—" if a.one_run is None else f"{a.one_run.epsilon_lower:.3g}",
-            "—" if a.mia is None else f"{a.mia.epsilon_lower:.3g}",
-            _verdict(a.verdict)
-            + ("" if a.consistent else " [bold red](exceeds proven: privet bug)[/]"),
-        )
+        m = a.measured_epsilon
+        measured = "not measured" if m is None else f"≥ {m:.3g}"
+        best = a.best_release_test
+        if best is None:
+            estimate = "—"
+        else:
+            lo, hi = best.estimate_interval
+            estimate = (
+                f"{format_epsilon(best.estimate)} [{format_epsilon(lo, 2)}, "
+                f"{format_epsilon(hi, 2)}]"
+            )
+        proven = format_epsilon(a.proven_epsilon)
+        if a.proven_delta:
+            proven += f" (δ {a.proven_delta:.0e})"
+        verdict = _verdict(a.verdict)
+        if not a.consistent:
+            verdict += " [bold red](> proven: bug)[/]"
+        t.add_row(a.learner, format_epsilon(a.claimed_epsilon), proven, measured, estimate, verdict)
     return t
 
 

@@ -275,11 +275,12 @@ class LearnerAudit:
         table = Table.grid(padding=(0, 2))
         table.add_column(style="dim", no_wrap=True)
         table.add_column(overflow="fold")
-        claim = (
-            "none (not private)"
-            if self.claimed_epsilon is None
-            else format_epsilon(self.claimed_epsilon, 4)
-        )
+        if self.claimed_epsilon is not None:
+            claim = format_epsilon(self.claimed_epsilon, 4)
+        elif math.isfinite(self.proven_epsilon):
+            claim = "none recorded (no paper claim)"
+        else:
+            claim = "none (not private)"
         table.add_row("claimed ε", f"{claim}  {self.claim_source}".rstrip())
         proven = format_epsilon(self.proven_epsilon, 4)
         if self.proven_delta:

@@ -19,8 +19,9 @@ classes, no private row): an audit on them states no fact about anyone's data.
 :func:`worst_case_pair` picks the pair of a learner: the one its package
 declares (a function ``worst_case_pair(schema, **params)`` in
 ``privet.learners.<package>.audit``, returning codes), else one derived from its
-privacy plan (:func:`split_pair` when the plan holds a selection, exponential
-mechanism or noisy max; :func:`count_pair` otherwise).
+privacy plan (:func:`~privet.audits.learners.pairs.near_tie_pair` when it holds a
+non-private release such as an exact argmax, :func:`split_pair` when it holds a
+selection by the exponential mechanism or noisy max; :func:`count_pair` otherwise).
 """
 
 from __future__ import annotations
@@ -210,6 +211,11 @@ def worst_case_pair(estimator: Any, schema: Any) -> LearnerPair:
     except Exception:  # a learner without a plan: the generic pair
         entries = []
     names = {type(e).__name__ for e in entries}
+    if "NonPrivate" in names and schema.n_features >= 2:
+        # an exact release (an argmax on exact scores): a record that flips an exact tie
+        from privet.audits.learners.pairs import near_tie_pair
+
+        return near_tie_pair(schema)
     if names & {"Exponential", "NoisyMax"} and schema.n_features >= 2:
         return split_pair(schema)
     return count_pair(schema)
