@@ -3,6 +3,7 @@
 ::
 
     privet audit list
+    privet audit learner dpid3 --depth 1 --trials 2000        # white box: the releases
     privet audit dp --mechanism laplace_half_scale            # one bug-zoo entry
     privet audit dp --mechanism all --trials benchmark        # the whole zoo
     privet audit dp --learner oblivious_id3_exact --dataset car --trials 300
@@ -35,7 +36,13 @@ from rich.table import Table
 from privet.audits.formatting import format_epsilon
 from privet.errors import InvalidParameterError
 
-__all__ = ["add_audit_parser", "cmd_audit_dp", "cmd_audit_list", "cmd_audit_mia"]
+__all__ = [
+    "add_audit_parser",
+    "cmd_audit_dp",
+    "cmd_audit_learner",
+    "cmd_audit_list",
+    "cmd_audit_mia",
+]
 
 
 def _console() -> Console:
@@ -260,6 +267,47 @@ def _zoo_result(entry: Any, tests: dict[str, Any]) -> Any:
     return ZooResult(entry=entry, broken=tests["correct"], correct=None)
 
 
+# -------------------------------------------------------------------- learner
+
+
+def cmd_audit_learner(args: argparse.Namespace) -> int:
+    """``privet audit learner NAME``: the white-box audit (by default) on schema neighbours."""
+    from privet.audits.learners import audit_learner, resolve_learner
+    from privet.audits.report import write_report
+    from privet.data import load_dataset
+
+    con = _console()
+    spec = resolve_learner(args.learner)
+    ds = load_dataset(args.dataset)
+    trials = args.trials if args.trials is not None else (30 if spec.slow else 1000)
+    with _stages(con) as progress:
+        audit = audit_learner(
+            spec,
+            ds,  # only its public schema is read (neighbours="schema")
+            epsilon=args.epsilon,
+            trials=int(trials),
+            confidence=args.confidence,
+            max_depth=args.depth,
+            output=args.output,
+            one_run=args.one_run,
+            time_limit=args.time_limit,
+            n_jobs=args.n_jobs,
+            backend=args.scheduler,
+            random_state=args.seed,
+            progress=progress,
+        )
+    con.print(audit)
+    con.print(_learner_table([audit]))
+    files = write_report(
+        args.out,
+        title=f"privet audit learner: {spec.name} on {ds.name}'s schema",
+        name=args.name,
+        learners=[audit],
+    )
+    _written(con, files)
+    return 0
+
+
 # ------------------------------------------------------------------------ mia
 
 
@@ -386,6 +434,36 @@ def add_audit_parser(sub: Any) -> tuple[argparse.ArgumentParser, Any]:
     )
     common(dp)
     dp.set_defaults(func=cmd_audit_dp)
+
+    lrn = asub.add_parser(
+        "learner",
+        help="white-box audit of a learner: the releases its mechanisms record",
+        description="Train the learner many times on each side of its worst-case "
+        "neighbouring pair, built from the dataset's public schema alone (no row is read), "
+        "replay each training on the other side, and bound epsilon from below with the exact "
+        "likelihood ratio of every release the mechanisms recorded (Clopper-Pearson), next "
+        "to an estimate with its interval and the epsilon the ledger proves. "
+        "Example: privet audit learner dpid3 --depth 1 --trials 2000",
+    )
+    lrn.add_argument("learner", help="learner name (see `privet audit list`)")
+    lrn.add_argument("--dataset", default="car", help="whose public schema (default: car)")
+    lrn.add_argument("--epsilon", type=float, default=1.0, help="the learner's epsilon")
+    lrn.add_argument("--depth", type=int, default=1, help="tree depth (default: 1)")
+    lrn.add_argument(
+        "--trials", type=int, default=None, help="trainings per side (default 1000; 30 for MPC)"
+    )
+    lrn.add_argument(
+        "--output",
+        choices=["releases", "labels", "proba"],
+        default="releases",
+        help="what a training shows the test (default: releases, the white box)",
+    )
+    lrn.add_argument("--one-run", action="store_true", help="also the one-run audit")
+    lrn.add_argument(
+        "--time-limit", type=float, default=None, help="seconds after which no training starts"
+    )
+    common(lrn)
+    lrn.set_defaults(func=cmd_audit_learner)
 
     mia = asub.add_parser(
         "mia",

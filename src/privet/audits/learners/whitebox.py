@@ -404,8 +404,8 @@ def release_test(
         pair=pair.kind,
         pair_description=pair.description,
         result=result,
-        estimate=float(estimate),
-        estimate_interval=(float(interval[0]), float(interval[1])),
+        estimate=max(0.0, float(estimate)),  # an epsilon: the larger of the two directions
+        estimate_interval=(max(0.0, float(interval[0])), max(0.0, float(interval[1]))),
         estimate_method=method,
         pair_epsilon=float(pair_eps),
         n_trials=n,
