@@ -102,7 +102,7 @@ def test_poisson_coins_are_replayed_and_the_last_row_can_be_forced():
     with recorder.recording() as run:
         mask = recorder.poisson_sample(1000, 0.3)
     assert 200 < mask.sum() < 400 and run.sample_rates == [0.3]
-    with recorder.replaying(run, force_last=True) as rep:
+    with recorder.replaying(run, force_last=True):
         again = recorder.poisson_sample(1001, 0.3)  # one row more: the canary
     np.testing.assert_array_equal(again[:1000], mask)
     assert again[-1]

@@ -728,11 +728,16 @@ PAIR_NAMES = ("worst_case", "count", "split", "near_tie", "lone_leaf")
 
 
 def _schema_of(data: Any) -> Any:
+    """The public schema of ``data``, without touching its rows."""
     from privet.data import Schema
 
     if isinstance(data, Schema):
         return data
-    return xy_schema(data, None)[2] if not isinstance(data, tuple) else _tuple_schema(data)
+    if isinstance(data, tuple):
+        return _tuple_schema(data)
+    if hasattr(data, "schema") and hasattr(data, "frame"):
+        return data.schema
+    return xy_schema(data, None)[2]
 
 
 def _tuple_schema(data: tuple[Any, ...]) -> Any:

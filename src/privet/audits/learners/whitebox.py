@@ -266,7 +266,7 @@ def release_test(
             f"got {type(pair).__name__}."
         )
     if time_limit is not None:
-        time_limit = check_real(time_limit, "time_limit", lower=0.0)
+        time_limit = check_real(time_limit, "time_limit", lower=0.0, closed="left")
     if batch_size is not None:
         batch_size = check_positive_int(batch_size, "batch_size")
     check_seed(random_state)
@@ -309,14 +309,18 @@ def release_test(
     if progress is not None:
         progress(0, total)
     stopped = False
-    for batch in parallel(n_jobs, backend, return_as="generator")(calls):
+    batches = iter(parallel(n_jobs, backend, return_as="generator")(calls))
+    while True:
+        if time_limit is not None and time.perf_counter() - t_start > time_limit:
+            stopped = True  # no new batch once the time is up (running ones are dropped)
+            break
+        batch = next(batches, None)
+        if batch is None:
+            break
         parts.append(batch)
         done += len(batch.side)
         if progress is not None:
             progress(done, total)
-        if time_limit is not None and time.perf_counter() - t_start > time_limit:
-            stopped = True
-            break
     trials_all = TrialBatch.concat(parts[1:]) if len(parts) > 1 else pilot
     wall = time.perf_counter() - t_start
     cpu = trials_all.cpu_seconds + pilot.cpu_seconds

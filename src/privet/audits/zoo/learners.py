@@ -412,7 +412,7 @@ def _entries() -> list[LearnerZooEntry]:
         LearnerZooEntry(name="unnoised_leaf", cls=UnnoisedLeaf, ci_trials=100),
         LearnerZooEntry(name="unclipped_values", cls=UnclippedValues, benchmark_trials=4000),
         LearnerZooEntry(name="uncharged_second_pass", cls=UnchargedSecondPass),
-        LearnerZooEntry(name="private_tie_break", cls=PrivateTieBreak, ci_trials=300),
+        LearnerZooEntry(name="private_tie_break", cls=PrivateTieBreak, ci_trials=800),
         LearnerZooEntry(name="duplicated_minority", cls=DuplicatedMinority),
     ]
 
