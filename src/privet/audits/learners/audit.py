@@ -38,7 +38,12 @@ from privet.audits.learners.registry import (
 )
 from privet.audits.learners.trials import LearnerDPTest, learner_dp_test, learner_one_run
 from privet.audits.learners.whitebox import OneRunNotSupported, release_one_run, release_test
-from privet.audits.learners.worst_case import count_pair, split_pair, worst_case_pair
+from privet.audits.learners.worst_case import (
+    count_pair,
+    pair_from_codes,
+    split_pair,
+    worst_case_pair,
+)
 from privet.audits.one_run import OneRunAuditResult
 from privet.audits.sampling import check_seed, parallel
 from privet.errors import InvalidParameterError
@@ -762,6 +767,14 @@ def _build_pairs(
         if isinstance(p, LearnerPair):
             built.append(p)
         elif p == "worst_case":
+            if spec.pair is not None:  # the user's own estimator declares its pair
+                declared = spec.pair(schema)
+                built.append(
+                    declared
+                    if isinstance(declared, LearnerPair)
+                    else pair_from_codes(schema, **declared)
+                )
+                continue
             est = spec.make(epsilon=epsilon, max_depth=max_depth, schema=schema)
             built.append(worst_case_pair(est, schema))
         elif p == "count":

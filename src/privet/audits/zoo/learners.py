@@ -22,7 +22,7 @@ entry                          the planted bug
                                add/remove (sensitivity 1 instead of 2)
 ``unnoised_leaf``              the first leaf's counts left without noise
 ``unclipped_values``           per-record values summed with Gaussian noise for an L2
-                               bound of 1 that is never enforced (values up to 3)
+                               bound of 1 that is never enforced (values up to 4)
 ``uncharged_second_pass``      a second noisy pass over the data charged to a
                                throw-away ledger
 ``private_tie_break``          ties between noisy counts broken by the true counts
@@ -269,10 +269,10 @@ class UnnoisedLeaf(_ZooLearner):
 
 
 class UnclippedValues(_ZooLearner):
-    bug = "per-record values (class weights up to 3) summed with Gaussian noise for an L2 bound of 1, never clipped"
+    bug = "per-record values (class weights up to 4) summed with Gaussian noise for an L2 bound of 1, never clipped"
     fix = "each record's value clipped to [-1, 1] before the sum"
     delta: ClassVar[float] = 1e-5
-    weights: ClassVar[tuple[float, ...]] = (1.0, 3.0)
+    weights: ClassVar[tuple[float, ...]] = (1.0, 4.0)
 
     def _mechanism(self) -> Any:
         return make_gaussian(epsilon=float(self.epsilon), delta=self.delta, sensitivity=1.0)

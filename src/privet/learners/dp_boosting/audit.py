@@ -1,7 +1,9 @@
-"""What a white-box audit needs to know about DP boosting: its worst-case pair.
+"""What the audits need to know about DP boosting: its worst-case pair.
 
-Found by :func:`privet.audits.learners.worst_case.worst_case_pair` (the
-``audit`` module of a learner's package).
+``AUDIT_CONFIGURATIONS`` names the configurations :mod:`privet.audits` can audit
+(collected by :mod:`privet.audits.learners.registry` from every learner package);
+``worst_case_pair`` is found by
+:func:`privet.audits.learners.worst_case.worst_case_pair`.
 """
 
 from __future__ import annotations
@@ -10,7 +12,20 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["worst_case_pair"]
+from privet.learners.dp_boosting.estimator import DPGradientBoostingClassifier
+
+__all__ = ["AUDIT_CONFIGURATIONS", "worst_case_pair"]
+
+AUDIT_CONFIGURATIONS = (
+    {
+        "name": "dp_gbt",
+        "class": DPGradientBoostingClassifier,
+        "short_name": "dpgbt",
+        "title": "DPGradientBoostingClassifier (privet's DP boosted trees)",
+        "note": "random splits, Gaussian Newton leaves in zCDP: proven (epsilon, delta)",
+        "order": 60,
+    },
+)
 
 
 def worst_case_pair(schema: Any, *, rows: int = 1000, **_: Any) -> dict[str, Any]:

@@ -1,8 +1,10 @@
-"""What a white-box audit needs to know about the federated CART: its worst-case pair.
+"""What the audits need to know about the federated CART: its worst-case pair.
 
-Found by :func:`privet.audits.learners.worst_case.worst_case_pair` (the
-``audit`` module of a learner's package). The learner deals rows to owners
-from OS entropy when ``owners`` is not given, and Alg. 6's impurity bounds are
+``AUDIT_CONFIGURATIONS`` names the configurations :mod:`privet.audits` can audit
+(collected by :mod:`privet.audits.learners.registry` from every learner package);
+``worst_case_pair`` is found by
+:func:`privet.audits.learners.worst_case.worst_case_pair`. The learner deals rows
+to owners from OS entropy when ``owners`` is not given, and Alg. 6's impurity bounds are
 sums of per-owner minima, so a replay on the neighbouring dataset must deal the
 rows alike: the pair gives every row its owner (round robin, the canary to
 owner 0), on both sides.
@@ -14,7 +16,20 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["worst_case_pair"]
+from privet.learners.federated_cart.estimator import FederatedDPTreeClassifier
+
+__all__ = ["AUDIT_CONFIGURATIONS", "worst_case_pair"]
+
+AUDIT_CONFIGURATIONS = (
+    {
+        "name": "federated_cart",
+        "class": FederatedDPTreeClassifier,
+        "short_name": "federatedcart",
+        "title": "FederatedDPTreeClassifier (seed 003, reference path)",
+        "note": "Laplace histograms per node, budget-saving splits: proven epsilon per path",
+        "order": 100,
+    },
+)
 
 
 def worst_case_pair(
