@@ -18,7 +18,7 @@ from privet.cli._io import read_csv, require_valid, typed
 from privet.cli._model import load_model
 from privet.cli._output import DataInvalid, console, print_json
 
-__all__ = ["add_parser", "cmd_audit_model"]
+__all__ = ["add_parser", "cmd_audit_model", "mia_summary"]
 
 HELP = "membership inference and empirical DP tests, with HTML/markdown/JSON reports"
 _BUILD_ARGS = ("epsilon", "max_depth", "schema", "ledger", "random_state")
@@ -77,6 +77,18 @@ def _private_rows(args: argparse.Namespace, meta: dict[str, Any], schema: Any) -
         )
 
     return ledger, load
+
+
+def mia_summary(result: Any) -> str:
+    """The one line ``privet audit model --kind mia`` prints (epsilons as in the reports)."""
+    from privet.audits.formatting import format_epsilon
+
+    claim = "none" if result.claimed_epsilon is None else format_epsilon(result.claimed_epsilon)
+    return (
+        f"Membership inference: held-out ε lower bound {format_epsilon(result.epsilon_lower)} "
+        f"(claimed {claim}, proven {format_epsilon(result.proven_epsilon)}); INTERNAL report: "
+        "it states facts about the private rows"
+    )
 
 
 def cmd_audit_model(args: argparse.Namespace) -> int:
@@ -175,13 +187,7 @@ def cmd_audit_model(args: argparse.Namespace) -> int:
         con.print(result.summary(), soft_wrap=False)
         con.print(_learner_table([result]))
     else:
-        from privet.audits.formatting import format_epsilon
-
-        claim = "none" if result.claimed_epsilon is None else format_epsilon(result.claimed_epsilon)
-        con.print(
-            f"Membership inference: held-out ε lower bound {format_epsilon(result.epsilon_lower)} "
-            f"(claimed {claim}, proven {format_epsilon(result.proven_epsilon)}); INTERNAL report"
-        )
+        con.print(mia_summary(result))
     _written(con, files)
     return 0
 

@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import io
 import math
-import os
-import tempfile
 import textwrap
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from privet.audits.formatting import format_epsilon
 from privet.errors import InvalidParameterError
 
 __all__ = [
@@ -22,6 +20,7 @@ __all__ = [
     "figure_roc",
     "figure_zoo",
     "panel_title",
+    "roc_figure",
 ]
 
 
@@ -49,22 +48,83 @@ def compact_png(data: bytes) -> bytes:
 
 def panel_title(text: str, width: int = 46) -> str:
     """A panel title wrapped on word boundaries (never cut) to fit a panel's width."""
-    return "\n".join(textwrap.wrap(text, width=width)) or text
+    lines = textwrap.wrap(text, width=width, break_on_hyphens=False, break_long_words=False)
+    return "\n".join(lines) or text
+
+
+def _dp_bound(fpr: np.ndarray, eps: float, delta: float) -> np.ndarray:
+    """Largest TPR an (eps, delta)-DP algorithm allows at each FPR (Kairouz et al. 2015)."""
+    a = np.exp(eps) * fpr + delta
+    b = 1.0 - np.exp(-eps) * (1.0 - delta - fpr)
+    return np.clip(np.minimum(a, b), 0.0, 1.0)
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:g}%"
+
+
+def roc_figure(results: Mapping[str, Any], *, title: str | None = None) -> Any:
+    """The ROC figure of membership-inference results (a matplotlib ``Figure``).
+
+    ``results`` maps a label to an MIA result (attacks with ``fpr``, ``tpr``,
+    ``metrics``; ``proven_epsilon``, ``proven_delta``, ``fpr_targets``).
+    """
+    from matplotlib.figure import Figure
+
+    res = dict(results)
+    k = len(res)
+    ncols = 1 if k == 1 else 2
+    nrows = math.ceil(k / ncols)
+    fig = Figure(figsize=(5.2 * ncols, 4.6 * nrows), layout="constrained")
+    axes = fig.subplots(nrows, ncols, squeeze=False).ravel()
+    for ax, (label, r) in zip(axes, res.items(), strict=False):
+        n_neg = max(min(a.metrics.n_nonmembers for a in r.attacks), 1)
+        n_pos = max(min(a.metrics.n_members for a in r.attacks), 1)
+        lo_x, lo_y = 0.5 / n_neg, 0.5 / n_pos
+        grid = np.logspace(math.log10(lo_x), 0, 200)
+        ax.plot(grid, grid, color="0.6", lw=0.8, ls="--", label="chance")
+        if math.isfinite(r.proven_epsilon):
+            ax.plot(
+                grid,
+                np.maximum(_dp_bound(grid, r.proven_epsilon, r.proven_delta), lo_y),
+                color="k",
+                lw=1.0,
+                ls=":",
+                label=f"DP bound, proven ε={format_epsilon(r.proven_epsilon)}",
+            )
+        for a in r.attacks:
+            x = np.maximum(a.fpr, lo_x)
+            y = np.maximum(a.tpr, lo_y)
+            tpr1 = a.metrics.operating_points[-1] if a.metrics.operating_points else None
+            extra = f", TPR@{_pct(tpr1.target_fpr)}={tpr1.tpr:.3f}" if tpr1 is not None else ""
+            ax.plot(x, y, lw=1.3, label=f"{a.attack} (AUC {a.metrics.auc:.3f}{extra})")
+        for f in r.fpr_targets:
+            ax.axvline(f, color="0.85", lw=0.6, ls=":")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlim(lo_x, 1.0)
+        ax.set_ylim(lo_y, 1.05)
+        ax.set_xlabel("false positive rate")
+        ax.set_ylabel("true positive rate")
+        ax.set_title(f"{label} (proven ε = {format_epsilon(r.proven_epsilon)})", fontsize=10)
+        ax.legend(fontsize=7, loc="lower right")
+        ax.grid(True, which="major", lw=0.3, alpha=0.5)
+    for ax in axes[k:]:
+        ax.set_visible(False)
+    if title:
+        fig.suptitle(title)
+    return fig
 
 
 def figure_roc(mias: Mapping[str, Any], *, title: str | None = None) -> bytes:
     """ROC curves of every attack (log-log), one panel per MIA result, as PNG bytes.
 
-    Drawn by :func:`privet.audits.mia.plot_roc` (with the DP bound of each
+    Drawn by :func:`roc_figure` (with the DP bound of each
     model's proven epsilon); panel titles are wrapped, not cut.
     """
-    from privet.audits.mia import plot_roc
-
     wrapped = {panel_title(k): v for k, v in mias.items()}
-    with tempfile.TemporaryDirectory(prefix="privet-report-") as tmp:
-        path = os.path.join(tmp, "roc.png")
-        plot_roc(wrapped, path, title=None if title is None else panel_title(title, 90))
-        return compact_png(Path(path).read_bytes())
+    fig = roc_figure(wrapped, title=None if title is None else panel_title(title, 90))
+    return _png(fig, dpi=120)
 
 
 def _curves(a: Any) -> list[tuple[str, Sequence[tuple[int, float]]]]:
