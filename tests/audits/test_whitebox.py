@@ -254,3 +254,25 @@ def test_an_audit_on_private_rows_is_charged_or_refused(car):
         isinstance(charge.entry, NonPrivate) and "audit on the private rows" in charge.entry.reason
     )
     assert audit.internal and "INTERNAL" in audit.summary()
+
+
+@pytest.mark.mpc
+def test_the_white_box_audit_runs_through_the_protocol_on_what_the_parties_open(car):
+    """Three MPyC party processes open each level's noisy sums; replayed on the reference
+    path of both datasets, every transcript is one the reference could have made."""
+    from privet.audits.learners import LearnerBuilder, LearnerSpec
+    from privet.audits.learners.whitebox import protocol_release_test
+
+    spec = LearnerSpec(
+        name="secure_sum_id3_mpyc",
+        title="SecureSumID3Classifier through MPyC (3 parties)",
+        build=LearnerBuilder("SecureSumID3Classifier", (("backend", "mpyc"), ("n_parties", 3))),
+        path="mpc",
+        slow=True,
+    )
+    r = protocol_release_test(
+        spec, count_pair(car.schema, rows=40), epsilon=1.0, trials=4, confidence=0.95, max_depth=1
+    )
+    assert r.outcomes == {"ok": 8}, r.notes  # no transcript the reference cannot follow
+    assert r.measured and 0.0 <= r.epsilon_lower <= 1.0
+    assert 0.9 < r.pair_epsilon <= 1.0 + 1e-9  # the canary moves the sums by what is charged

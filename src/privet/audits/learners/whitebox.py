@@ -67,7 +67,13 @@ from privet.mechanisms import recorder
 IMPOSSIBLE = 1e9
 """The statistic of a transcript impossible on the other dataset (log-ratio +-inf)."""
 
-__all__ = ["OneRunNotSupported", "ReleaseTest", "release_one_run", "release_test"]
+__all__ = [
+    "OneRunNotSupported",
+    "ReleaseTest",
+    "protocol_release_test",
+    "release_one_run",
+    "release_test",
+]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -322,8 +328,44 @@ def release_test(
         if progress is not None:
             progress(done, total)
     trials_all = TrialBatch.concat(parts[1:]) if len(parts) > 1 else pilot
-    wall = time.perf_counter() - t_start
-    cpu = trials_all.cpu_seconds + pilot.cpu_seconds
+    return _summarise(
+        spec,
+        pair,
+        trials_all,
+        releases=pilot.labels,
+        cpu=trials_all.cpu_seconds + pilot.cpu_seconds,
+        wall=time.perf_counter() - t_start,
+        stopped=stopped,
+        time_limit=time_limit,
+        epsilon=epsilon,
+        claimed_epsilon=claimed_epsilon,
+        delta=delta,
+        confidence=confidence,
+        selection_fraction=selection_fraction,
+        random_state=random_state,
+        curve=curve,
+    )
+
+
+def _summarise(
+    spec: LearnerSpec,
+    pair: LearnerPair,
+    trials_all: TrialBatch,
+    *,
+    releases: tuple[str, ...],
+    cpu: float,
+    wall: float,
+    stopped: bool,
+    time_limit: float | None,
+    epsilon: float,
+    claimed_epsilon: float | None,
+    delta: float,
+    confidence: float,
+    selection_fraction: float,
+    random_state: Any,
+    curve: bool,
+) -> ReleaseTest:
+    """Statistics of the trainings -> the rigorous bound, the estimate, the pair's figure."""
     outcomes = {
         OUTCOMES[int(k)]: int(np.count_nonzero(trials_all.outcome == k))
         for k in np.unique(trials_all.outcome)
@@ -332,7 +374,7 @@ def release_test(
         "delta": delta,
         "outcomes": outcomes,
         "notes": trials_all.notes,
-        "releases": pilot.labels,
+        "releases": releases,
         "cpu_seconds": cpu,
         "wall_seconds": wall,
     }
@@ -569,4 +611,162 @@ def release_one_run(
         guesses=guesses,
         claimed_epsilon=float(epsilon) if claimed_epsilon is None else claimed_epsilon,
         random_state=rng,
+    )
+
+
+# ------------------------------------------------------------------ protocols
+
+
+def _reference_spec(spec: LearnerSpec) -> LearnerSpec:
+    """The same learner and options on its plaintext reference path (``backend="reference"``)."""
+    from dataclasses import replace
+
+    from privet.audits.learners.registry import LearnerBuilder
+
+    build = spec.build
+    if not isinstance(build, LearnerBuilder):
+        raise InvalidParameterError(
+            f"{spec.name}: a protocol audit needs a LearnerBuilder (class and options) to "
+            "build the learner's reference path."
+        )
+    options = {**dict(build.options), "backend": "reference"}
+    return replace(
+        spec,
+        name=f"{spec.name}:reference",
+        build=LearnerBuilder(build.cls, tuple(options.items())),
+        path="reference",
+        slow=False,
+    )
+
+
+def _protocol_trial(
+    spec: LearnerSpec,
+    reference: LearnerSpec,
+    params: dict[str, Any],
+    sides: tuple[tuple[Any, ...], tuple[Any, ...]],
+    side: int,
+    seed: int | None,
+) -> tuple[float, float, float, int, int, str, list[str]]:
+    """One protocol training on ``sides[side]``; its openings replayed on both references."""
+    from privet.audits.learners.transcripts import DIVERGED, FAILED, NO_LAW
+
+    X, y, fit_params = sides[side]
+    model = spec.make(**params, random_state=seed).fit(X, y, **fit_params)
+    opened = getattr(model, "opened_", None)
+    if opened is None:
+        return math.nan, math.nan, math.nan, 0, NO_LAW, "no opened_ transcript", []
+    source = recorder.Recorder(
+        mode="record",
+        releases=[
+            recorder.Release(None, None, np.asarray(o), "opened by the parties") for o in opened
+        ],
+    )
+    worlds = []
+    for X_w, y_w, fp_w in sides:
+        try:
+            with recorder.replaying(source) as rep:
+                reference.make(**params, random_state=seed).fit(X_w, y_w, **fp_w)
+        except Exception as exc:
+            return math.nan, math.nan, math.nan, len(opened), FAILED, repr(exc), []
+        worlds.append(rep)
+    diverged = [bool(w.diverged) for w in worlds]
+    sign = 1.0 if side == 1 else -1.0
+    if diverged[side]:  # the reference on the run's own data cannot follow the protocol
+        why = f"the protocol's openings do not follow the reference path: {worlds[side].diverged}"
+        return math.nan, math.nan, math.nan, len(opened), DIVERGED, why, []
+    if diverged[1 - side]:
+        return (
+            sign * math.inf,
+            math.inf,
+            math.inf,
+            len(opened),
+            DIVERGED,
+            worlds[1 - side].diverged,
+            [],
+        )
+    t, bound, shift2, ok = likelihood_ratio(worlds[0], worlds[1])
+    labels = [
+        f"{r.label} [{r.law.describe() if r.law else 'no law'}]" for r in worlds[side].releases
+    ]
+    return t, bound, shift2, len(opened), OK if ok else NO_LAW, "", labels
+
+
+def protocol_release_test(
+    learner: str | LearnerSpec,
+    pair: LearnerPair,
+    *,
+    epsilon: float,
+    trials: int,
+    confidence: float,
+    max_depth: int | None = None,
+    delta: float = 0.0,
+    claimed_epsilon: float | None = None,
+    selection_fraction: float = 0.25,
+    time_limit: float | None = None,
+    random_state: int | None = 0,
+    progress: Callable[[int, int], None] | None = None,
+) -> ReleaseTest:
+    """The white-box test through an MPC protocol: the values the parties open.
+
+    Each training runs the learner's protocol (its party processes over TCP)
+    on one side of ``pair``; the learner exposes what every party saw opened
+    (``opened_``, in release order). Those openings are forced on the
+    learner's plaintext reference path on *both* datasets (the release
+    recorder's replay), which gives the values each dataset would have fed the
+    same releases, hence the exact likelihood ratio of the protocol's
+    transcript. A transcript the reference cannot follow on the run's own data
+    means the protocol and its reference disagree: the trial is reported, not
+    counted. Trainings run one after another (each starts its own parties).
+    """
+    spec = resolve_learner(learner)
+    reference = _reference_spec(spec)
+    confidence = check_confidence(confidence)
+    delta = check_delta(delta)
+    trials = check_positive_int(trials, "trials", minimum=4)
+    check_split(trials, selection_fraction)
+    depth = max_depth if max_depth is not None else (pair.max_depth or 3)
+    params = {"epsilon": float(epsilon), "max_depth": int(depth), "schema": pair.schema}
+    sides = ((pair.X0, pair.y0, pair.fit_params0), (pair.X1, pair.y1, pair.fit_params1))
+    seeds = task_seeds(random_state, 2 * trials, stream=13)
+    t_start = time.perf_counter()
+    cpu0 = time.process_time()
+    out: list[tuple[float, float, float, int, int, str, list[str]]] = []
+    side_of: list[int] = []
+    stopped = False
+    for i in range(2 * trials):
+        if time_limit is not None and time.perf_counter() - t_start > time_limit:
+            stopped = True
+            break
+        out.append(_protocol_trial(spec, reference, params, sides, i % 2, seeds[i]))
+        side_of.append(i % 2)
+        if progress is not None:
+            progress(i + 1, 2 * trials)
+    labels = next((o[6] for o in out if o[6]), [])
+    batch = TrialBatch(
+        side=np.asarray(side_of, dtype=np.int8),
+        statistic=np.array([o[0] for o in out], dtype=np.float64),
+        pure_bound=np.array([o[1] for o in out], dtype=np.float64),
+        gaussian_shift2=np.array([o[2] for o in out], dtype=np.float64),
+        n_releases=np.array([o[3] for o in out], dtype=np.int64),
+        outcome=np.array([o[4] for o in out], dtype=np.int8),
+        notes=tuple(dict.fromkeys(f"{OUTCOMES[o[4]]}: {o[5]}" for o in out if o[4] != OK))[:5],
+        cpu_seconds=time.process_time() - cpu0,
+        labels=tuple(labels),
+    )
+    return _summarise(
+        spec,
+        pair,
+        batch,
+        releases=tuple(labels),
+        cpu=batch.cpu_seconds,
+        wall=time.perf_counter() - t_start,
+        stopped=stopped,
+        time_limit=time_limit,
+        epsilon=float(epsilon),
+        claimed_epsilon=claimed_epsilon,
+        delta=delta,
+        confidence=confidence,
+        selection_fraction=selection_fraction,
+        random_state=random_state,
+        curve=True,
     )
