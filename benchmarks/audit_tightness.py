@@ -58,6 +58,7 @@ EPSILON = 1.0
 # (configuration, max_depth, CPU budget factor, why this configuration)
 LEARNERS: list[tuple[str, int, float, str]] = [
     ("dp_extra_trees", 1, 1.0, "random splits, one Laplace histogram per tree"),
+    ("dp_id3", 0, 0.4, "no split: all of epsilon in the leaf histogram"),
     ("dp_id3", 1, 1.0, "one exponential-mechanism split, Laplace leaves"),
     ("dp_id3", 3, 1.0, "the default depth: three splits and the leaves on a path"),
     ("partial_mpc_id3", 1, 1.0, "reference path of CDP+PMPC-ID3"),
@@ -65,7 +66,9 @@ LEARNERS: list[tuple[str, int, float, str]] = [
     ("oblivious_id3_exact", 1, 0.2, "paper-faithful ODP+FMPC-ID3: exact hidden split"),
     ("dp_forest", 1, 1.0, "5 trees on disjoint subsets"),
     ("dp_forest_poisson", 1, 1.3, "5 trees on secret Poisson subsamples (amplified)"),
+    ("secure_sum_id3", 0, 0.4, "the root's summed class counts only"),
     ("secure_sum_id3", 1, 1.0, "distributed discrete Laplace on the summed counts"),
+    ("federated_cart", 0, 0.4, "the leaf counts only (leaf_prop = 0.5 of epsilon)"),
     ("federated_cart", 1, 1.0, "gamma-DLPA histograms over 5 owners"),
     ("matrix_forest", 3, 1.0, "matrix mechanism on the leaf counts (16 trees)"),
     ("dp_gbt", 1, 1.3, "Gaussian leaf sums, 12 trees (Gaussian DP)"),
