@@ -170,15 +170,19 @@ def _one_trial(
 ) -> tuple[float, float, float, int, int, str, list[str]]:
     """One trial on side ``side``: ``(T, bound, shift2, releases, outcome, note, labels)``."""
     sign = 1.0 if side == 1 else -1.0
+    # the model's view is taken inside the recorder too: a release (or coin) at prediction
+    # time is part of the transcript, and the replay forces it like the others
     with recorder.recording() as run:
         model = _fit(spec, params, sides[side], seed)
+        view = _view(model, probes)
     labels = transcript_summary(run)
-    view = _view(model, probes)
     if run.samples:  # secret Poisson coins: sum the canary's out
         return _subsampled_trial(spec, params, sides, probes, side, seed, run, view, labels)
+    other_view = None
     try:
         with recorder.replaying(run) as rep:
             other = _fit(spec, params, sides[1 - side], seed)
+            other_view = _view(other, probes)
     except Exception as exc:  # the other dataset's fit failed on the forced outputs
         return sign * math.inf, math.inf, math.inf, len(run.releases), FAILED, repr(exc), labels
     if rep.diverged:
@@ -196,7 +200,7 @@ def _one_trial(
     if not ok:
         unknown = sorted({r.label for r in run.releases if r.law is None})
         return math.nan, math.nan, math.nan, len(run.releases), NO_LAW, ", ".join(unknown), labels
-    if not _same(view, _view(other, probes)):
+    if not _same(view, other_view):
         note = "the models differ on the probes although every release is the same"
         return sign * math.inf, bound, shift2, len(run.releases), MODEL_DIFFERS, note, labels
     return t, bound, shift2, len(run.releases), OK, "", labels
@@ -224,7 +228,8 @@ def _subsampled_trial(
     ]:
         try:
             with recorder.replaying(run, force_last=force) as rep:
-                views.append(_view(_fit(spec, params, sides[1], seed), probes))
+                fitted = _fit(spec, params, sides[1], seed)
+                views.append(_view(fitted, probes))
         except Exception as exc:
             return sign * math.inf, math.inf, math.inf, len(run.releases), FAILED, repr(exc), labels
         if rep.diverged:
