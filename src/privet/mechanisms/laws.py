@@ -33,13 +33,15 @@ from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy import special, stats
+from scipy import integrate, special, stats
 
 __all__ = [
     "AdditiveLaw",
     "Law",
     "NegativeBinomialDifferenceLaw",
     "SelectionLaw",
+    "discrete_noisy_max_probabilities",
+    "permute_and_flip_probabilities",
 ]
 
 
@@ -180,13 +182,59 @@ class SelectionLaw(Law):
         return f"{self.family} (scale {self.scale:.4g})"
 
 
+def permute_and_flip_probabilities(utilities: Any, scale: float) -> NDArray[np.float64]:
+    """Exact selection probabilities of report-noisy-max with Exponential(scale) noise.
+
+    P(i) = int_{u*}^inf (1/s) e^{-(x-u_i)/s} prod_{j != i} (1 - e^{-(x-u_j)/s}) dx
+    with u* = max_j u_j, which is the permute-and-flip mechanism (McKenna &
+    Sheldon 2020; Ding et al. 2021). Evaluated by quadrature, for tests and audits.
+    """
+    u = np.asarray(utilities, dtype=float).ravel()
+    top = u.max()
+    gaps = (top - u) / scale  # >= 0
+
+    def density(y: float, i: int) -> float:
+        others = np.delete(gaps, i)
+        return math.exp(-(y + gaps[i])) * float(np.prod(-np.expm1(-(y + others))))
+
+    probs = np.array([integrate.quad(density, 0, np.inf, args=(i,))[0] for i in range(u.size)])
+    return probs / probs.sum()
+
+
+def discrete_noisy_max_probabilities(utilities: Any, scale: float) -> NDArray[np.float64]:
+    """Exact P(first argmax of u + Z = i) for i.i.d. discrete Laplace(scale) noise Z.
+
+    Sums over the winner's noise z (the support is cut where the pmf is below
+    1e-18): candidate j < i must stay strictly below u_i + z, j > i at or below.
+    """
+    u = np.asarray(utilities, dtype=float).ravel()
+    q = math.exp(-1.0 / scale)
+    reach = math.ceil(scale * 42 + (u.max() - u.min())) + 2
+    z = np.arange(-reach, reach + 1)
+    pmf = (1 - q) / (1 + q) * q ** np.abs(z)
+
+    def cdf(x: NDArray[np.float64]) -> NDArray[np.float64]:  # P(Z <= x), x real
+        k = np.floor(x)
+        neg = q ** (-k) / (1 + q)  # k < 0
+        pos = 1 - q ** (k + 1) / (1 + q)  # k >= 0
+        return np.where(k < 0, neg, pos)
+
+    probs = np.empty(u.size)
+    for i in range(u.size):
+        level = u[i] + z  # the winner's noisy value
+        p = pmf.copy()
+        for j in range(u.size):
+            if j == i:
+                continue
+            gap = level - u[j]
+            # j < i: Z_j < gap (strict), i.e. Z_j <= ceil(gap) - 1; j > i: Z_j <= gap
+            p = p * (cdf(np.ceil(gap) - 1) if j < i else cdf(gap))
+        probs[i] = p.sum()
+    return probs / probs.sum()
+
+
 @functools.lru_cache(maxsize=4096)
 def _log_probs_cached(noise: str, scale: float, u: tuple[float, ...]) -> NDArray[np.float64]:
-    from privet.mechanisms.selection import (
-        discrete_noisy_max_probabilities,
-        permute_and_flip_probabilities,
-    )
-
     arr = np.asarray(u, dtype=float)
     if noise == "discrete_laplace":
         p = discrete_noisy_max_probabilities(arr, scale)
