@@ -41,3 +41,43 @@ async def profiled(
     result["program_seconds"] = time.perf_counter() - t0
     result["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
     return result
+
+
+async def noise_costs(ctx: PartyContext, values: int = 2000, scale: float = 6.0) -> dict[str, Any]:
+    """CPU seconds and bytes of this party for ``values`` discrete-Laplace values, three ways.
+
+    * ``mpyc_bits``: :class:`privet.mpc.discrete.SecureDiscreteLaplace` (MPyC's PRSS bits and
+      object arithmetic: the partition-vector protocols' sampler);
+    * ``engine_bits``: the same coins in the vector engine (:func:`privet.mpc.vector.discrete_laplace`);
+    * ``server_shares``: the cost of a distributed noise in which every server inputs its own
+      integer share (Polya differences; numpy's sampler, cost only: not a privet sampler).
+    """
+    import numpy as np
+
+    from privet.mpc import field61 as F
+    from privet.mpc.discrete import SecureDiscreteLaplace
+    from privet.mpc.vector import Engine, discrete_laplace
+
+    mpc = ctx.runtime
+    out: dict[str, Any] = {}
+
+    def sent() -> int:
+        return sum(getattr(p.protocol, "nbytes_sent", 0) for p in mpc.parties)
+
+    lap = SecureDiscreteLaplace(epsilon=1.0 / scale, bit_length=32)
+    eng = Engine()
+    for name in ("mpyc_bits", "engine_bits", "server_shares"):
+        cpu, b0 = time.process_time(), sent()
+        if name == "mpyc_bits":
+            await mpc.output(lap.noise((values,)))
+        elif name == "engine_bits":
+            z = await discrete_laplace(eng, (values,), lap.coins)
+            await eng.open(z, label="noise (benchmark)")
+        else:
+            rng = np.random.default_rng()
+            p = -np.expm1(-1.0 / scale)
+            mine = rng.negative_binomial(1.0 / ctx.n_parties, p, size=(2, values))
+            z = await eng.sum_of_inputs(F.encode(mine[0] - mine[1]))
+            await eng.open(z, label="noise (benchmark)")
+        out[name] = {"cpu_s": time.process_time() - cpu, "mb_sent": (sent() - b0) / 1e6}
+    return out

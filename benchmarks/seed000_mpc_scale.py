@@ -94,9 +94,7 @@ def program_args(system: str, n: int, depth: int, variant: str) -> tuple[str, di
         target = "privet.learners.mpc_id3.program:train_mpc_id3"
     elif system == "pmpc":
         eps = EPSILON / (depth + 1)
-        bits = choose_bit_length(
-            n, DISCRETE, split_epsilon=eps, leaf_epsilon=eps, leaf="laplace"
-        )
+        bits = choose_bit_length(n, DISCRETE, split_epsilon=eps, leaf_epsilon=eps, leaf="laplace")
         args = {"sizes": sizes, "n_classes": u, "depth": depth, "epsilon": eps,
                 "leaf": "laplace", **DISCRETE.replace(bit_length=bits).args()}  # fmt: skip
         target = "privet.learners.partial_mpc_id3.program:train_partial_mpc_id3"
@@ -111,6 +109,8 @@ def program_args(system: str, n: int, depth: int, variant: str) -> tuple[str, di
         target = "privet.learners.oblivious_id3.program:train_oblivious_id3"
     if variant == "owners":
         args["owner_tables"] = True
+    if variant == "sorted":
+        args["sorted_table"] = True
     return target, args
 
 
@@ -169,6 +169,7 @@ def reference_accuracy(system: str, n: int, depth: int) -> str:
     for seed in range(5):
         model = PartialMPCID3Classifier(
             epsilon=EPSILON, max_depth=depth, schema=ds.schema, random_state=seed,
+            noise="discrete",  # the distribution of the MPC path (report-noisy-max, discrete Laplace)
             ledger=Ledger(budget=Guarantee(10.0, 1e-6)),
         ).fit(X, y)  # fmt: skip
         accs.append(np.mean(model.predict(test.X) == np.asarray(test.y)))
@@ -209,6 +210,133 @@ def run_predict(n_queries: int, depth: int, train_rows: int) -> dict[str, Any]:
         "accuracy": round(float(np.mean(pred.labels == ty)), 4),
         "load_before": before, "load_after": loadavg(),
     }  # fmt: skip
+
+
+def reference_accuracy_odp(n: int, depth: int, seeds: int = 5) -> str:
+    """Mean and spread of the sound ODP+FMPC reference path (discrete noise) over ``seeds`` fits."""
+    from privet.learners import ObliviousID3Classifier
+    from privet.ledger import Guarantee, Ledger
+
+    ds = load_dataset("adult")
+    order = np.random.default_rng(0).permutation(len(ds.y))[:n]
+    X, y = ds.X.iloc[order], np.asarray(ds.y)[order]
+    test = load_dataset("adult_test")
+    accs = []
+    for _ in range(seeds):
+        model = ObliviousID3Classifier(
+            epsilon=EPSILON, max_depth=depth, split="exponential", noise="discrete",
+            schema=ds.schema, ledger=Ledger(budget=Guarantee(10.0, 1e-6)),
+        ).fit(X, y)  # fmt: skip
+        accs.append(np.mean(model.predict(test.X) == np.asarray(test.y)))
+    return f"{np.mean(accs):.4f} ± {np.std(accs):.4f}"
+
+
+def run_odp_predict(n: int, depth: int, n_queries: int) -> list[dict[str, Any]]:
+    """Sound ODP+FMPC on the sorted table (per-party CPU), then oblivious prediction of test rows."""
+    from privet.learners.oblivious_id3.host import SharedModel, run_oblivious_predict
+
+    row, result = run_cell("odp", n, depth, "sorted", run_timeout=6000)
+    ds = load_dataset("adult")
+    _, args = program_args("odp", n, depth, "sorted")
+    model = SharedModel(
+        shares=tuple(r["shares"] for r in result.results),
+        reveals=tuple(result.results[0]["reveals"]), stats=result.stats, params=dict(args),
+    )  # fmt: skip
+    test = load_dataset("adult_test")
+    tcodes, ty = test.codes()
+    tcodes, ty = tcodes[:n_queries], ty[:n_queries]
+    before = loadavg()
+    t0 = time.perf_counter()
+    pred = run_oblivious_predict(
+        model, tcodes, ds.schema.domain_sizes, querier=0, timeout=600.0, run_timeout=6000.0
+    )
+    wall = time.perf_counter() - t0
+    row["accuracy"] = round(float(np.mean(pred.labels == ty)), 4)
+    w = ds.schema.max_domain_size
+    predict = {
+        "system": "predict", "variant": f"sorted, {n_queries} queries", "rows": n,
+        "depth": depth, "status": "measured", "wall_s": round(wall, 2),
+        "program_s": round(pred.stats.seconds, 2),
+        "mb_sent_per_party": round(
+            float(np.mean([p.bytes_sent for p in pred.stats.parties])) / 1e6, 2
+        ),
+        "batches": pred.stats.message_batches,
+        "nodes": sum(w**level for level in range(depth + 1)),
+        "accuracy": row["accuracy"], "load_before": before, "load_after": loadavg(),
+    }  # fmt: skip
+    return [row, predict]
+
+
+#: The rows of the issue-35 table (all of Adult, depth 5, 3 parties, outsourced rows):
+#: ``python benchmarks/seed000_mpc_scale.py --row NAME [--repeats R]``.
+ISSUE35_ROWS = ("pmpc", "odp_predict")
+
+
+def run_issue35_row(name: str, repeats: int, out: Path) -> None:
+    """One row of the issue-35 table, appended to ``out`` (CSV)."""
+    rows: list[dict[str, Any]] = []
+    for _ in range(repeats):
+        if name == "pmpc":
+            row, _ = run_cell("pmpc", 32561, 5, "sorted", run_timeout=6000)
+            rows.append(row)
+        else:
+            rows.extend(run_odp_predict(32561, 5, 10_000))
+        print(rows[-1], flush=True)
+    if rows:
+        first = next(r for r in rows if r["system"] != "predict")
+        first["reference_accuracy"] = (
+            reference_accuracy("pmpc", 32561, 5)
+            if name == "pmpc"
+            else reference_accuracy_odp(32561, 5)
+        )
+    exists = out.exists()
+    with open(out, "a", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=FIELDS, extrasaction="ignore")
+        if not exists:
+            writer.writeheader()
+        for row in rows:
+            writer.writerow(row)
+
+
+def plot_issue35(series: Path, before: Path, path: Path) -> None:
+    """CPU seconds of the busiest party against rows: the sorted table (issue 35) and before."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    def read(p: Path) -> list[dict[str, str]]:
+        if not p.exists():
+            return []
+        with open(p, newline="") as fh:
+            return [r for r in csv.DictReader(fh) if r.get("status") == "measured"]
+
+    now, old = read(series), read(before)
+    fig, ax = plt.subplots(figsize=(7.5, 4.5))
+    curves = {}
+    for r in now:
+        if r["system"] == "predict":
+            continue
+        curves.setdefault((r["system"], "sorted table", int(r["depth"])), []).append(r)
+    for r in old:
+        if r["system"] in ("pmpc", "odp") and r["variant"].startswith("shared"):
+            curves.setdefault((r["system"], "partition vectors", int(r["depth"])), []).append(r)
+    for (system, how, depth), rs in sorted(curves.items()):
+        pts = sorted((int(r["rows"]), float(r["cpu_s_max"])) for r in rs)
+        style = "o-" if how == "sorted table" else "s--"
+        name = "CDP+PMPC" if system == "pmpc" else "ODP+FMPC"
+        ax.loglog(
+            [p[0] for p in pts], [p[1] for p in pts], style, label=f"{name} depth {depth}, {how}"
+        )
+    # CDP+PMPC depth 5 on partition vectors, measured for issue 20 (this page, before the
+    # owner tables): 1,000 rows, 99 CPU-s per party; larger sizes were not run.
+    ax.loglog([1000], [99.0], "s", color="black", label="CDP+PMPC depth 5, partition vectors")
+    ax.set_xlabel("training rows (Adult), outsourced to 3 servers")
+    ax.set_ylabel("CPU seconds, busiest party")
+    ax.set_title("seed 000 in the paper's setting: sorted table vs partition vectors")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
 
 
 def growth_exponent(xs: list[float], ys: list[float]) -> float:
@@ -284,7 +412,51 @@ def main() -> None:
     parser.add_argument("--depth", type=int, default=5)
     parser.add_argument("--variant", default="shared")
     parser.add_argument("--out", default=str(RESULTS / "seed000_mpc_scale.csv"))
+    parser.add_argument("--cell", default=None, help="SYSTEM,VARIANT,ROWS,DEPTH: one run, kept")
+    parser.add_argument("--row", choices=ISSUE35_ROWS, default=None, help="one issue-35 row")
+    parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--plot-issue35", action="store_true", help="the issue-35 plot")
+    parser.add_argument(
+        "--noise-costs", type=int, default=0, help="CPU and bytes per party of N noise values"
+    )
     ns = parser.parse_args()
+
+    if ns.plot_issue35:
+        plot_issue35(
+            RESULTS / "seed000_mpc_scale_issue35.csv",
+            RESULTS / "seed000_mpc_scale.csv",
+            RESULTS / "seed000_mpc_scale_issue35.png",
+        )
+        return
+    if ns.noise_costs:
+        from privet.mpc import launch
+
+        run = launch(
+            f"{HERE / 'mpc_scale_party.py'}:noise_costs", {"values": ns.noise_costs, "scale": 6.0},
+            parties=3, timeout=600.0, run_timeout=3600.0,
+        )  # fmt: skip
+        for i, r in enumerate(run.results):
+            print(f"party {i}:", r)
+        return
+
+    if ns.cell:
+        system, variant, n, depth = ns.cell.split(",")
+        row, _ = run_cell(system, int(n), int(depth), variant, run_timeout=6000)
+        print(row, flush=True)
+        out = RESULTS / "seed000_mpc_scale_issue35.csv"
+        exists = out.exists()
+        with open(out, "a", newline="") as fh:
+            writer = csv.DictWriter(fh, fieldnames=FIELDS, extrasaction="ignore")
+            if not exists:
+                writer.writeheader()
+            writer.writerow(row)
+        return
+    if ns.row:
+        out = Path(ns.out)
+        if out == RESULTS / "seed000_mpc_scale.csv":
+            out = RESULTS / "seed000_mpc_scale_issue35.csv"
+        run_issue35_row(ns.row, ns.repeats, out)
+        return
 
     if ns.profile:
         prof = f"/tmp/privet_{ns.profile}_{ns.rows[0]}_{ns.depth}.prof"

@@ -66,10 +66,13 @@ def test_the_site_has_every_page_of_the_nav(site):
         "index.html", "getting-started/index.html", "cli/index.html", "privacy-truth/index.html",
         "ledger/index.html", "multi-host/index.html", "benchmarks/index.html", "seed000_id3/index.html",
         "api/ledger/index.html", "api/mechanisms/index.html", "api/learners/index.html",
-        "api/audits/index.html", "api/testing/index.html",
-        "benchmarks/results/audit_learners/index.html",
+        "api/audits/index.html", "api/testing/index.html", "api/data/index.html",
+        "schema/index.html", "benchmarks/results/audit_learners/index.html",
     ):  # fmt: skip
         assert (site / page).is_file(), page
+    data = (site / "api" / "data" / "index.html").read_text(encoding="utf-8")
+    for name in ("Schema", "read_csv", "schema_file_problems", "load_dataset"):
+        assert f'id="privet.data.{name}"' in data, name  # privet.data is in the reference
     api = (site / "api" / "ledger" / "index.html").read_text(encoding="utf-8")
     assert "Ledger" in api and "reserve" in api  # mkdocstrings rendered the docstrings
     import privet.learners

@@ -6,6 +6,11 @@ protocols opened (label, shape and paying entry of every opening, in order),
 the opened values under public testing noise (the tree, or the reconstructed
 secret model), and the ledger charges of a production fit, recorded with the
 code *before* that work (commit 215b542; see ``mpc_openings_record.py``).
+
+Issue 35's sorted-table paths (the vector engine) must open the recorded values too,
+plus only openings labelled data-independent (the last test). Since issue 35 the
+learners take that path by default for discrete noise (``data_path="auto"``), so the
+recorded charges are those of the sorted-table fits.
 """
 
 from __future__ import annotations
@@ -78,3 +83,47 @@ def test_owner_tables_open_the_same_values_as_the_shared_rows():
     for system in ("mpc_id3", "partial_mpc_id3"):
         assert now[system]["reveals"] == before[system]["reveals"], system
         assert now[system]["nodes"] == before[system]["nodes"], system
+
+
+def test_sorted_table_paths_open_the_recorded_values_plus_data_independent_ones():
+    """Issue 35: CDP+PMPC and ODP+FMPC on the sorted table (vector engine) against the record.
+
+    The openings that a mechanism pays for are the record's (label, shape, entry, in
+    order) with the same opened tree; ODP+FMPC holds the recorded secret model. Every
+    other opening carries no entry and the data-independent label (shuffled group
+    starts and destinations, masked comparisons and conversions).
+    """
+    from mpc_openings_record import SEED, _plain
+
+    from privet.data import load_dataset
+    from privet.learners._protocols.numbers import SecureNumbers
+    from privet.learners._protocols.testing import allow_testing_noise
+    from privet.learners.oblivious_id3.host import run_oblivious_id3
+    from privet.learners.partial_mpc_id3.host import run_partial_mpc_id3
+    from privet.mpc.vector import DATA_INDEPENDENT
+
+    before = json.loads((HERE / "data" / "mpc_openings_tennis.json").read_text())
+    ds = load_dataset("tennis")
+    codes, y = ds.codes()
+    sizes, u = ds.schema.domain_sizes, ds.schema.n_classes
+    kw = {"backend": "mpc", "parties": 3, "timeout": 120.0, "sorted_table": True}
+    numbers = SecureNumbers(mpc_noise="discrete", bit_length=32)
+    with allow_testing_noise():
+        run = run_partial_mpc_id3(
+            codes, y, sizes, u, depth=2, epsilon=0.5, numbers=numbers, _testing_noise=SEED, **kw
+        )
+        model = run_oblivious_id3(
+            codes, y, sizes, u, depth=2, split="exponential", split_epsilon=0.25,
+            leaf_epsilon=0.75, numbers=numbers, _testing_noise=SEED, **kw,
+        )  # fmt: skip
+    reveals = json.loads(json.dumps(_plain(list(run.reveals)), sort_keys=True))
+    paid = [r for r in reveals if r["entry"] is not None]
+    assert paid == before["partial_mpc_id3"]["reveals"]
+    assert json.loads(json.dumps(_plain(run.nodes))) == before["partial_mpc_id3"]["nodes"]
+    opened = model.reconstruct()
+    held = _plain({"indicators": opened["indicators"], "leaves": opened["leaves"]})
+    assert json.loads(json.dumps(held)) == before["oblivious_id3"]["model"]
+    assert before["oblivious_id3"]["reveals"] == []
+    for r in [*reveals, *model.reveals]:
+        if r["entry"] is None:
+            assert DATA_INDEPENDENT in r["label"], r["label"]

@@ -93,3 +93,77 @@ async def share_and_compute(ctx: Any, seed: int = 3) -> dict[str, Any]:
         "noisy": noisy,
         "fxp": secfxp_type(32).__name__,
     }
+
+
+async def vector_engine_checks(ctx: Any, n: int = 2000, trials: int = 200) -> dict[str, Any]:
+    """Exercise the vector engine (privet.mpc.vector); every party returns what it opened."""
+    from privet.mpc import field61 as F
+    from privet.mpc.vector import Engine
+
+    mpc = ctx.runtime
+    eng = Engine()
+    rng = np.random.default_rng(11)  # the same public test data in every party
+    a = rng.integers(-1000, 1000, size=n)
+    b = rng.integers(-1000, 1000, size=n)
+    A = await eng.input(F.encode(a) if ctx.pid == 0 else None, 0, (n,))
+    B = await eng.input(
+        F.encode(b) if ctx.pid == ctx.n_parties - 1 else None, ctx.n_parties - 1, (n,)
+    )
+    out: dict[str, Any] = {}
+    out["sum"] = (await eng.open(F.add(A, B), label="sum")).tolist()
+    out["prod"] = (await eng.open(await eng.mul(A, B), label="prod")).tolist()
+    out["cumsum"] = (await eng.open(F.cumsum(A), label="cumsum")).tolist()
+    total = await eng.sum_of_inputs(F.encode(np.full(3, ctx.pid + 1)))
+    out["sum_of_inputs"] = (await eng.open(total, label="inputs")).tolist()
+    table = np.stack([A, B], axis=1)
+    shuffled, key = await eng.shuffle(table)
+    out["shuffled"] = (await eng.open(shuffled, label="shuffled")).tolist()
+    back = await eng.unshuffle(key, shuffled)
+    out["unshuffled"] = (await eng.open(back, label="unshuffled")).tolist()
+    # many shuffles of 0..4: the position of 0 should be uniform
+    small = await eng.input(F.encode(np.arange(5)) if ctx.pid == 0 else None, 0, (5,))
+    firsts = []
+    for _ in range(trials):  # independent shuffles of 0..4: where does 0 go?
+        perm, _ = await eng.shuffle(small)
+        firsts.append(int(np.flatnonzero(await eng.open(perm, label="small") == 0)[0]))
+    out["small"] = firsts
+    from privet.mpc.vector import argmax_onehot, discrete_laplace, maximum, non_negative
+
+    ge = await non_negative(eng, F.sub(A, B), 12, label="cmp")
+    out["ge"] = (await eng.open(ge, label="ge")).tolist()
+    edge = await eng.input(
+        F.encode(np.array([0, -1, 1, 2047, -2047])) if ctx.pid == 0 else None, 0, (5,)
+    )
+    out["edge"] = (await eng.open(await non_negative(eng, edge, 11, label="e"), label="e")).tolist()
+    grid = F.add(A[: n - n % 5].reshape(-1, 5), F.const(1000))  # non-negative
+    out["max"] = (await eng.open(await maximum(eng, grid, 12, label="m"), label="m")).tolist()
+    keys = F.add(F.mul(grid, F.const(8)), np.arange(5, 0, -1, dtype=np.uint64))  # distinct keys
+    out["argmax"] = (
+        await eng.open(await argmax_onehot(eng, keys, 16, label="a"), label="a")
+    ).tolist()
+
+    from privet.mechanisms.bitwise_geometric import geometric_coins
+
+    z = await discrete_laplace(eng, (trials * 20,), geometric_coins(2.0, 20))
+    out["laplace"] = (await eng.open(z, label="z")).tolist()
+    sectype = mpc.SecFxp(32)
+    xm = await eng.to_mpyc(A, sectype, lower=-1000, upper=1000, label="to mpyc")
+    out["to_mpyc"] = [round(v) for v in await mpc.output(xm * 3)]
+    back_e = await eng.from_mpyc(xm * 2, lower=-2000, upper=2000, label="from mpyc")
+    out["from_mpyc"] = (await eng.open(back_e, label="back")).tolist()
+    return out
+
+
+async def engine_rounds(ctx: Any, rounds: int = 1_000_000, marker: str | None = None) -> int:
+    """Shuffle and multiply in the vector engine again and again; write ``marker.<pid>`` after 5."""
+    from privet.mpc import field61 as F
+    from privet.mpc.vector import Engine
+
+    eng = Engine()
+    x = await eng.input(F.encode(np.arange(64)) if ctx.pid == 0 else None, 0, (64,))
+    for i in range(rounds):
+        x, _ = await eng.shuffle(x)
+        x = await eng.mul(x, x)
+        if marker is not None and i == 5:
+            Path(f"{marker}.{ctx.pid}").write_text("started")
+    return rounds

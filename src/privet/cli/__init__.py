@@ -7,7 +7,7 @@
 ``privet schema``         ``infer`` a draft, ``check`` a CSV (:mod:`.schema`)
 ``privet train``          CSV to saved, budget-checked model (:mod:`.train`)
 ``privet predict``        labels from a saved model (:mod:`.predict`)
-``privet ledger``         ``show``, ``verify``, ``export``, ``history`` (:mod:`.ledger`)
+``privet ledger``         ``show``, ``history``, ``export``, ``init``... (:mod:`.ledger`)
 ``privet audit``          ``list``, ``dp``, ``mia``, ``model`` (:mod:`.audit`)
 ========================  ====================================================
 

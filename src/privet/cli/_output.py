@@ -92,6 +92,10 @@ def interactive() -> bool:
 
 
 def console(*, stderr: bool = False) -> Console:
+    """A rich console on a terminal; when piped, one that never cuts or wraps a line (a
+    pipe has no width: rich would assume 80 columns and crop a tree's lines there)."""
+    if not (sys.stderr if stderr else sys.stdout).isatty():
+        return Console(highlight=False, stderr=stderr, width=1_000_000, soft_wrap=True)
     return Console(highlight=False, stderr=stderr)
 
 
@@ -119,35 +123,79 @@ def print_table(
 
 #: The logger an MPC run's openings are reported on (:mod:`privet.mpc.progress`).
 PROGRESS_LOGGER = "privet.mpc.progress"
+#: The logger a learner's steps are reported on (:mod:`privet.learners._progress`).
+STEPS_LOGGER = "privet.progress"
 
 
-class _ShowOpenings(logging.Handler):
-    """Puts the latest opening or step of a running MPC protocol into a spinner's text."""
+class _Bar(logging.Handler):
+    """Draws a fit on one rich progress bar: the learner's steps (trees done out of the
+    total, hence the time left) and, in its text, the latest value an MPC run opened."""
 
-    def __init__(self, status: Any, text: str) -> None:
+    def __init__(self, progress: Any, task: Any, text: str) -> None:
         super().__init__(logging.INFO)
-        self.status, self.text = status, text
+        self.progress, self.task, self.text = progress, task, text
+        self.openings = 0
+        self.steps = False
 
     def emit(self, record: logging.LogRecord) -> None:
-        self.status.update(f"{self.text} [dim]{record.getMessage()}[/dim]")
+        from rich.markup import escape
+
+        step = getattr(record, "progress", None)
+        if step is not None:
+            done, total, what = step
+            self.steps = True
+            self.progress.update(
+                self.task, completed=done, total=total, description=f"{self.text} {what}"
+            )
+            return
+        self.openings += 1  # an MPC run's opening or secret step (no total known)
+        update: dict[str, Any] = {
+            "description": f"{self.text} [dim]{escape(record.getMessage())}[/dim]"
+        }
+        if not self.steps:
+            update["completed"] = self.openings
+        self.progress.update(self.task, **update)
 
 
 @contextlib.contextmanager
 def working(text: str, *, quiet: bool = False) -> Iterator[None]:
-    """A spinner with ``text`` on a terminal while the block runs (nothing when piped or
-    ``quiet``); an MPC run inside shows each value its parties open, and each secret step,
-    as it happens."""
+    """A rich progress bar with ``text`` on a terminal while the block runs (nothing when
+    piped or ``quiet``): the steps a learner reports (a forest's or a boosted model's
+    trees: done out of the total, time elapsed and left), and each value an MPC run's
+    parties open, and each secret step, as it happens (counted where no total is known)."""
     if quiet or not interactive():
         yield
         return
-    logger = logging.getLogger(PROGRESS_LOGGER)
-    with console().status(text) as status:
-        handler, level = _ShowOpenings(status, text), logger.level
-        logger.addHandler(handler)
-        if logger.getEffectiveLevel() > logging.INFO:
-            logger.setLevel(logging.INFO)
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        SpinnerColumn,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    loggers = [logging.getLogger(name) for name in (STEPS_LOGGER, PROGRESS_LOGGER)]
+    progress = Progress(
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        console=console(),
+    )
+    with progress:
+        handler = _Bar(progress, progress.add_task(text, total=None), text)
+        levels = [logger.level for logger in loggers]
+        for logger in loggers:
+            logger.addHandler(handler)
+            if logger.getEffectiveLevel() > logging.INFO:
+                logger.setLevel(logging.INFO)
         try:
             yield
         finally:
-            logger.removeHandler(handler)
-            logger.setLevel(level)
+            for logger, level in zip(loggers, levels, strict=True):
+                logger.removeHandler(handler)
+                logger.setLevel(level)

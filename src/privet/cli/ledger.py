@@ -1,4 +1,5 @@
-"""``privet ledger show|verify|export|history|copy``: read a ledger (and copy it).
+"""``privet ledger show|verify|export|history|copy|init``: read a ledger, copy it, or give a
+dataset its lifetime budget on purpose (``init``).
 
 Each dataset is opened with :meth:`privet.ledger.Ledger.open` and the ledger
 argument exactly as the user gave it; without ``--dataset`` the file's
@@ -16,7 +17,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from privet.cli._output import console, interactive, print_json, print_table
+from privet.cli._output import console, print_json, print_table
 from privet.errors import PrivetError
 
 __all__ = ["add_parser", "datasets_in"]
@@ -58,10 +59,13 @@ def cmd_ledger_show(args: argparse.Namespace) -> int:
         with _opened(args.file, name) as led:
             if args.json:
                 print(led.to_json())
-            elif interactive():
-                console().print(led.report(max_parts=args.max_parts))
-            else:
-                console().print(led.report(max_parts=args.max_parts), soft_wrap=True)
+                continue
+            report = led.report(
+                max_parts=None if args.all else args.max_parts,
+                max_depth=args.depth,
+                collapse=not args.all,
+            )
+            console().print(report)  # piped: no line is cut (privet.cli._output.console)
     return 0
 
 
@@ -129,6 +133,14 @@ _FIELDS = [
     "entry",
     "epsilon",
     "delta",
+    "accountant",
+    "at_delta",
+    "sigma",
+    "scale",
+    "rho",
+    "mu",
+    "noise",
+    "parameters",
     "relation",
     "sensitivity",
     "claim_epsilon",
@@ -136,6 +148,9 @@ _FIELDS = [
     "claim_source",
     "claim_note",
 ]
+"""The CSV columns: ``epsilon`` and ``delta`` are what the ledger proves for the charge
+alone at the budget's delta (``at_delta``, by ``accountant``), next to the noise's own
+parameters (:meth:`privet.ledger.ChargeRecord.to_row`)."""
 
 
 def _eps(v: float) -> str:
@@ -157,7 +172,7 @@ def cmd_ledger_history(args: argparse.Namespace) -> int:
         return 0
     table = []
     for r in rows:
-        proven = _eps(r["epsilon"]) + (f", δ={r['delta']:.2g}" if r["delta"] else "")
+        proven = f"ε={_eps(r['epsilon'])}" + (f", δ={r['delta']:.2g}" if r["delta"] else "")
         claim = "—"
         if r["claim_epsilon"] is not None:
             claim = f"ε={_eps(r['claim_epsilon'])}" + (
@@ -171,15 +186,62 @@ def cmd_ledger_history(args: argparse.Namespace) -> int:
                 r["step"] or r["mechanism"],
                 r["scope"],
                 proven,
+                r["noise"] or "—",
                 claim,
             ]
         )
     print_table(
-        ["time", "dataset", "caller", "step", "scope", "proven ε", "claimed"],
+        ["time", "dataset", "caller", "step", "scope", "proven alone", "noise", "claimed"],
         table,
         title=f"Every charge in {args.file}",
     )
     return 0
+
+
+def cmd_ledger_init(args: argparse.Namespace) -> int:
+    """Write a dataset's lifetime budget into a ledger file on purpose (before any charge)."""
+    from privet.cli._output import UsageError
+    from privet.ledger import Guarantee, Ledger
+
+    budget = Guarantee(args.budget, args.budget_delta)
+    if args.dataset in datasets_in_or_none(args.file):
+        with _opened(args.file, args.dataset) as led:
+            stored, relation = led.budget, led.relation.value
+        if stored != budget or relation != args.relation:
+            raise UsageError(
+                f"Dataset {args.dataset!r} in {args.file} has the lifetime budget {stored} "
+                f"({relation} neighbours), not {budget} ({args.relation}); they cannot be "
+                "changed."
+            )
+        created = False
+    else:
+        Ledger.open(args.file, args.dataset, budget, relation=args.relation).close()
+        created = True
+    if args.json:
+        print_json(
+            {
+                "ledger": args.file,
+                "dataset": args.dataset,
+                "budget": str(budget),
+                "created": created,
+            }
+        )
+    elif created:
+        print(f"Dataset {args.dataset!r} in {args.file}: lifetime budget {budget}.")
+    else:
+        print(f"Dataset {args.dataset!r} in {args.file} already has the lifetime budget {budget}.")
+    return 0
+
+
+def datasets_in_or_none(target: str) -> list[str]:
+    """:func:`datasets_in`, or no dataset where no ledger file exists yet."""
+    import os
+
+    from privet.ledger.postgres_store import is_postgres_url
+
+    if not is_postgres_url(target) and not os.path.isfile(target):
+        return []
+    return datasets_in(target)
 
 
 def cmd_ledger_copy(args: argparse.Namespace) -> int:
@@ -199,7 +261,9 @@ def cmd_ledger_copy(args: argparse.Namespace) -> int:
 
 
 def add_parser(sub: Any) -> None:
-    ledger = sub.add_parser("ledger", help="inspect a ledger (show, verify, export, history)")
+    ledger = sub.add_parser(
+        "ledger", help="inspect a ledger (show, verify, export, history), or init a dataset"
+    )
     lsub = ledger.add_subparsers(dest="ledger_command", metavar="SUBCOMMAND")
 
     def target(p: argparse.ArgumentParser, *, dataset: bool = True) -> None:
@@ -210,12 +274,25 @@ def add_parser(sub: Any) -> None:
     show = lsub.add_parser(
         "show",
         help="print a ledger's scope tree, costs and claims",
-        description="Print a ledger: scopes, costs, charges and the papers' claims. "
+        description="Print a ledger: scopes, costs, charges and the papers' claims. Repeated "
+        "scopes (a boosted model's trees, a forest's trees, identical leaves) are shown once "
+        "with how many there are; --all shows each. Piped output is never cut. "
         "Example: privet ledger show budget.sqlite --dataset car",
     )
     target(show)
     show.add_argument("--json", action="store_true", help="print JSON instead of a tree")
-    show.add_argument("--max-parts", type=int, default=3, help="parts shown per partition")
+    show.add_argument(
+        "--all",
+        action="store_true",
+        help="every scope, part and charge (default: repeated siblings are shown once, "
+        "with how many there are)",
+    )
+    show.add_argument(
+        "--depth", type=int, default=None, help="show at most this many nested scopes"
+    )
+    show.add_argument(
+        "--max-parts", type=int, default=3, help="kinds of part shown per partition (default 3)"
+    )
     show.set_defaults(func=cmd_ledger_show)
 
     verify = lsub.add_parser(
@@ -245,12 +322,35 @@ def add_parser(sub: Any) -> None:
         "history",
         help="every charge with its time, caller, step, proven cost and the paper's claim",
         description="List every charge of a ledger, oldest first: time (UTC), dataset, caller, "
-        "step, scope, the proven epsilon and the paper's claim. "
+        "step, scope, the (epsilon, delta) proven for the charge alone at the budget's delta, "
+        "its noise's parameters (sigma and sensitivity, rho, mu) and the paper's claim. "
         "Example: privet ledger history budget.sqlite --json",
     )
     target(history)
     history.add_argument("--json", action="store_true", help="print JSON")
     history.set_defaults(func=cmd_ledger_history)
+
+    init = lsub.add_parser(
+        "init",
+        help="give a dataset its lifetime budget in a ledger file, before any charge",
+        description="Write a dataset's lifetime budget (and neighbouring relation) into a ledger "
+        "file or database, creating it if needed. privet train writes it only when a call goes "
+        "through; init does it on purpose, e.g. for scripts that later omit --budget. Running it "
+        "again with the same budget changes nothing. "
+        "Example: privet ledger init budget.sqlite --dataset credit --budget 2 --budget-delta 1e-5",
+    )
+    init.add_argument("file", help="the ledger: a SQLite file or a postgresql:// URL")
+    init.add_argument("--dataset", required=True, help="the dataset's name")
+    init.add_argument("--budget", type=float, required=True, help="lifetime epsilon")
+    init.add_argument("--budget-delta", type=float, default=0.0, help="lifetime delta (default 0)")
+    init.add_argument(
+        "--relation",
+        choices=["add_remove", "replace_one"],
+        default="add_remove",
+        help="neighbouring relation of every charge (default add_remove)",
+    )
+    init.add_argument("--json", action="store_true", help="print JSON")
+    init.set_defaults(func=cmd_ledger_init)
 
     copy = lsub.add_parser(
         "copy",

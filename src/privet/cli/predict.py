@@ -16,6 +16,7 @@ import numpy as np
 from privet.cli._io import read_csv, require_valid, typed
 from privet.cli._model import load_model
 from privet.cli._output import print_json
+from privet.cli._scores import Score
 
 __all__ = ["add_parser", "cmd_predict"]
 
@@ -37,9 +38,9 @@ def cmd_predict(args: argparse.Namespace) -> int:
     frame = typed(raw, schema)
     labels = np.asarray(est.predict(frame[list(schema.feature_names)]))
     target = schema.target.name
-    accuracy = None
+    score = None
     if target in frame.columns:
-        accuracy = float(np.mean(labels == frame[target].to_numpy()))
+        score = Score.of(labels, frame[target].to_numpy())
     column = f"predicted_{target}"
     if args.out:
         out = raw.copy()
@@ -53,7 +54,8 @@ def cmd_predict(args: argparse.Namespace) -> int:
                 "rows": len(labels),
                 "predictions": None if args.out else [_plain(v) for v in labels],
                 "out": args.out,
-                "accuracy": accuracy,
+                "accuracy": None if score is None else score.accuracy,
+                **({} if score is None else score.majority_fields()),
             }
         )
         return 0
@@ -64,8 +66,10 @@ def cmd_predict(args: argparse.Namespace) -> int:
         print(
             f"{len(labels)} predictions written to {args.out} (column {column!r}).", file=sys.stderr
         )
-    if accuracy is not None:
-        print(f"Accuracy against the {target!r} column: {accuracy:.3f}", file=sys.stderr)
+    if score is not None:
+        what = f"Accuracy against the {target!r} column ({score.rows} rows)"
+        for line in score.lines(what, "exact, on these rows"):
+            print(line, file=sys.stderr)
     return 0
 
 

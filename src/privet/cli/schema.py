@@ -9,7 +9,7 @@ from typing import Any
 
 import pandas as pd
 
-from privet.cli._io import add_data_options, read_csv, read_schema, violations
+from privet.cli._io import add_data_options, count, read_csv, read_schema, violations
 from privet.cli._output import (
     EXIT_DATA,
     DataInvalid,
@@ -87,8 +87,50 @@ def cmd_schema_infer(args: argparse.Namespace) -> int:
     return 0
 
 
+def _schema_file_problems(args: argparse.Namespace) -> int | None:
+    """Check the schema file itself first; print every problem (exit 4) or nothing."""
+    from privet.data.schema_file import schema_file_problems
+
+    if not os.path.isfile(args.schema):
+        return None  # a shipped schema's name, or a missing file: read_schema says which
+    try:
+        with open(args.schema, "rb") as fh:
+            found = schema_file_problems(fh.read())
+    except OSError as exc:
+        raise DataInvalid(f"Cannot read schema file {args.schema!r}: {exc}.") from None
+    if not found:
+        return None
+    if args.json:
+        print_json({"schema": args.schema, "valid": False, "schema_problems": found})
+        return EXIT_DATA
+    print_table(
+        ["where", "problem"],
+        [p.split(": ", 1) if ": " in p else ["the file", p] for p in found],
+        title=f"{args.schema} is not a valid privet schema",
+    )
+    print(
+        f"{'' if interactive() else '# '}{count(len(found), 'problem')} in {args.schema}: "
+        "the format is in docs/schema.md (JSON Schema: privet/data/schema.schema.json). "
+        "The data was not read.",
+        file=sys.stderr,
+    )
+    return EXIT_DATA
+
+
 def cmd_schema_check(args: argparse.Namespace) -> int:
+    bad = _schema_file_problems(args)
+    if bad is not None:
+        return bad
     schema = read_schema(args.schema)
+    if args.data is None:
+        if args.json:
+            print_json({"schema": args.schema, "valid": True, "schema_problems": []})
+        else:
+            print(
+                f"{args.schema}: a valid privet schema ({schema.n_features} attributes, class "
+                f"{schema.target.name!r} with {schema.n_classes} classes)."
+            )
+        return 0
     frame = read_csv(args.data)
     found = violations(
         frame,
@@ -122,13 +164,13 @@ def cmd_schema_check(args: argparse.Namespace) -> int:
             ]
             for v in shown
         ],
-        title=f"{len(found)} violations of {args.schema} in {args.data}",
+        title=f"{count(len(found), 'violation')} of {args.schema} in {args.data}",
     )
     more = len(found) - len(shown)
     tail = f" ({more} more not shown; --max 0 shows all)" if more else ""
     where = "" if interactive() else "# "
     print(
-        f"{where}{len(found)} violations{tail}: fix the data, or the schema from public "
+        f"{where}{count(len(found), 'violation')}{tail}: fix the data, or the schema from public "
         "knowledge only.",
         file=sys.stderr,
     )
@@ -164,12 +206,14 @@ def add_parser(sub: Any) -> None:
 
     check = ssub.add_parser(
         "check",
-        help="list every cell of a CSV that its schema refuses (row, column, value)",
-        description="Check DATA.csv against SCHEMA without training and list every violation: "
-        "row (1 = first data row), column, value, problem. Exit 4 if there is any. "
-        "Example: privet schema check patients.csv schema.json",
+        help="check a schema file, then list every cell of a CSV it refuses (row, column, value)",
+        description="Check the schema file itself first (every problem, with its place; the "
+        "format is in docs/schema.md), then DATA.csv against it without training: every "
+        "violation with its row (1 = first data row), column, value and problem. Exit 4 if "
+        "there is any. Example: privet schema check patients.csv schema.json (or "
+        "privet schema check schema.json for the file alone)",
     )
-    check.add_argument("data", help="the CSV")
+    check.add_argument("data", nargs="?", help="the CSV (omit it to check the schema file alone)")
     check.add_argument(
         "schema", help="schema file, or the name of a shipped schema (car, adult...)"
     )

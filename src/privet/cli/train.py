@@ -11,6 +11,7 @@ model) with the ledger's account of the call.
 from __future__ import annotations
 
 import argparse
+import re
 import secrets
 import sys
 from pathlib import Path
@@ -35,6 +36,7 @@ from privet.cli._output import (
     print_json,
     working,
 )
+from privet.cli._scores import Score
 from privet.cli.learners import choose_learner
 
 __all__ = ["add_parser", "cmd_train", "parse_option"]
@@ -110,9 +112,28 @@ def _build(args: argparse.Namespace, schema: Any, ledger: Any) -> tuple[Any, Any
     return est, choice
 
 
-def _open_ledger(args: argparse.Namespace, dataset: str) -> Any:
+def _holds(where: str, dataset: str) -> bool:
+    """Whether the ledger at ``where`` holds ``dataset`` already (a missing file holds none)."""
+    import os
+
+    from privet.ledger import list_datasets
+    from privet.ledger.postgres_store import is_postgres_url
+
+    if not is_postgres_url(where) and not os.path.isfile(where):
+        return False
+    return dataset in {d["name"] for d in list_datasets(where)}
+
+
+def _open_ledger(args: argparse.Namespace, dataset: str) -> tuple[Any, Any]:
+    """The ledger the plan is checked against, and the budget of a dataset still to create.
+
+    A dataset the ledger file already holds is opened. A new one is *not* created
+    yet: the plan is checked against an in-memory stand-in with the budget given,
+    and the dataset is written only when the call goes through (:func:`_create`).
+    """
     from privet.errors import InvalidParameterError
     from privet.ledger import Guarantee, Ledger
+    from privet.ledger.budget import check_budget
 
     if args.ledger is None:
         if args.budget is not None:
@@ -120,26 +141,49 @@ def _open_ledger(args: argparse.Namespace, dataset: str) -> Any:
                 "--budget is the lifetime budget of a dataset in a ledger file; give "
                 "--ledger FILE with it (without --ledger the call gets a ledger of its own)."
             )
-        return None
+        return None, None
     budget = None if args.budget is None else Guarantee(args.budget, args.budget_delta)
-    try:
-        return Ledger.open(args.ledger, dataset=dataset, budget=budget)
-    except InvalidParameterError as exc:
-        if budget is None and "no budget" in str(exc):
-            raise UsageError(
-                f"Dataset {dataset!r} has no budget in {args.ledger} yet: give its lifetime "
-                "budget the first time, e.g. --budget 3 (later calls may omit it)."
-            ) from None
-        raise
+    if _holds(args.ledger, dataset):
+        try:
+            return Ledger.open(args.ledger, dataset=dataset, budget=budget), None
+        except InvalidParameterError as exc:
+            if budget is not None and "cannot be changed" in str(exc):
+                led = Ledger.open(args.ledger, dataset=dataset)
+                stored = led.budget
+                led.close()
+                raise UsageError(
+                    f"Dataset {dataset!r} in {args.ledger} has the lifetime budget {stored}, "
+                    f"not {budget}; a lifetime budget cannot be changed. Omit --budget and "
+                    "--budget-delta to use the stored one. Nothing was charged."
+                ) from None
+            raise
+    if budget is None:
+        raise UsageError(
+            f"Dataset {dataset!r} has no budget in {args.ledger} yet: give its lifetime "
+            "budget the first time, e.g. --budget 3 (later calls may omit it)."
+        )
+    return Ledger(budget=check_budget(budget), dataset=dataset), budget
+
+
+def _create(args: argparse.Namespace, dataset: str, budget: Any) -> Any:
+    """Write the new dataset's lifetime budget into the ledger file: the call goes through."""
+    from privet.ledger import Ledger
+
+    return Ledger.open(args.ledger, dataset=dataset, budget=budget)
 
 
 def _plan_report(est: Any, led: Any) -> dict[str, Any]:
     from privet.ledger import Guarantee, Ledger
+    from privet.ledger.budget import MAX_EPSILON
 
     plan = est.privacy_plan() if hasattr(est, "privacy_plan") else None
-    probe = led if led is not None else Ledger(budget=Guarantee.unbounded(), dataset="plan")
     if plan is None:
         return {"description": "no privacy: the learner releases exact values", "proven": "inf"}
+    if led is not None:
+        probe = led
+    else:  # the call's own ledger: read the plan at the delta it was calibrated for
+        delta = getattr(plan, "delta", None) or est.get_params().get("delta") or 0.0
+        probe = Ledger(budget=Guarantee(MAX_EPSILON, float(delta)), dataset="plan")
     cost = probe.plan_cost(plan)
     out = {
         "description": plan.description,
@@ -157,26 +201,77 @@ def _plan_report(est: Any, led: Any) -> dict[str, Any]:
     if led is not None:
         out["fits"] = cost.is_finite and led.root.can_charge(cost)
         if not cost.is_finite:
-            delta = float(est.get_params().get("delta") or 1e-5)
-            probe = Ledger(budget=Guarantee(1e9, delta), dataset="plan").plan_cost(plan)
-            if probe.is_finite and led.budget.delta == 0:
-                out["hint"] = (
-                    f"the plan is {probe} under a budget with a delta, but this dataset's "
-                    "budget has delta 0: use a dataset whose budget has one (--budget-delta "
-                    f"{delta:g} with --budget, the first time)"
-                )
-            elif not probe.is_finite:
-                out["hint"] = (
-                    "this configuration releases values with no proven guarantee: use its "
-                    "sound variant (`privet learners`; e.g. --option split=exponential for the "
-                    "oblivious trees)"
-                )
+            out["hint"] = (
+                "this configuration releases values with no proven guarantee: use its "
+                "sound variant (`privet learners`; e.g. --option split=exponential for the "
+                "oblivious trees)"
+            )
         out["ledger"] = {
             "budget": str(led.budget),
             "spent": str(led.spent()),
             "remaining": str(led.remaining()),
         }
     return out
+
+
+def _require_delta(args: argparse.Namespace, est: Any, led: Any, new: bool, dataset: str) -> None:
+    """Refuse, before anything is printed, a learner whose guarantee needs a delta > 0 on a
+    budget with delta 0, saying how to give one."""
+    from privet.errors import BudgetExceededError
+    from privet.ledger import Guarantee, Ledger
+
+    if led is None or led.budget.delta > 0 or not hasattr(est, "privacy_plan"):
+        return
+    plan = est.privacy_plan()
+    if led.plan_cost(plan).is_finite:
+        return
+    delta = float(est.get_params().get("delta") or 1e-5)
+    with_delta = Ledger(budget=Guarantee(1e9, delta), dataset="plan").plan_cost(plan)
+    if not with_delta.is_finite:
+        return  # no delta helps: the plan report says why
+    name = type(est).__name__
+    if new:
+        raise UsageError(
+            f"{name}'s guarantee needs a delta > 0 ({with_delta} for this call), and the "
+            f"lifetime budget of dataset {dataset!r} would have delta 0: give it one the "
+            f"first time, e.g. --budget {args.budget:g} --budget-delta {delta:g} (well below "
+            "1/rows), or pick a pure-DP learner (`privet learners`). Nothing was written."
+        )
+    raise BudgetExceededError(
+        f"{name}'s guarantee needs a delta > 0 ({with_delta} for this call), but dataset "
+        f"{dataset!r} in {args.ledger} has the lifetime budget {led.budget}, with delta 0 "
+        "for life: it cannot be charged there. Pick a pure-DP learner (`privet learners`). "
+        "Nothing was charged."
+    )
+
+
+#: ``--FLAG`` of each learner parameter the command line sets by its own option.
+_FLAGS = {
+    "epsilon": "--epsilon",
+    "max_depth": "--max-depth",
+    "parties": "--parties",
+    "n_parties": "--parties",
+    "backend": "--backend",
+    "secure_sum": "--backend",
+    "random_state": "--seed",
+}
+_PARAMETER = re.compile(
+    r"The '(?P<name>\w+)' parameter of (?P<cls>\w+) must be (?P<must>.+?)\. "
+    r"Got (?P<got>.+?) instead\.(?: Fix the parameter and call fit again\.)?"
+)
+
+
+def _flag_error(exc: Exception) -> Exception:
+    """A learner's parameter error in the command line's words: the flag, not the parameter."""
+    match = _PARAMETER.match(str(exc))
+    if match is None:
+        return exc
+    name = match["name"]
+    flag = _FLAGS.get(name, f"--option {name}=...")
+    return UsageError(
+        f"{flag} must be {match['must']} for {match['cls']}; got {match['got']}. "
+        "Nothing was charged."
+    )
 
 
 def _say(args: argparse.Namespace, text: str) -> None:
@@ -206,7 +301,7 @@ def _confirm(args: argparse.Namespace, dataset: str) -> None:
 
 
 def cmd_train(args: argparse.Namespace) -> int:
-    from privet.errors import BudgetExceededError
+    from privet.errors import BudgetExceededError, InvalidParameterError
 
     if args.test_size is not None and not 0 < args.test_size < 1:
         raise UsageError(f"--test-size must be between 0 and 1 (a fraction); got {args.test_size}.")
@@ -229,11 +324,18 @@ def cmd_train(args: argparse.Namespace) -> int:
         if raw.empty:
             raise DataInvalid(f"Every row of {args.data} misses a value; nothing to train on.")
     frame = typed(raw, schema)[list(schema.columns)]
-    # 2. the plan, from parameters and the public schema only
-    led = _open_ledger(args, dataset)
+    X_all, y_all = frame[list(schema.feature_names)], frame[schema.target.name]
+    # 2. the plan, from parameters and the public schema only; nothing is written yet
+    led, new_budget = _open_ledger(args, dataset)
     try:
+        if args.ledger is not None:
+            _refuse_rows_of_another_dataset(args.ledger, dataset, X_all, y_all)
         est, choice = _build(args, schema, led)
-        report = _plan_report(est, led)
+        try:
+            _require_delta(args, est, led, new_budget is not None, dataset)
+            report = _plan_report(est, led)
+        except InvalidParameterError as exc:
+            raise _flag_error(exc) from None
         _say(
             args,
             f"Learner: {choice.class_name} ({choice.short_name}); data {args.data}, "
@@ -253,15 +355,23 @@ def cmd_train(args: argparse.Namespace) -> int:
             _say(
                 args,
                 f"  ledger {args.ledger}: budget {state['budget']}, spent "
-                f"{state['spent']}, remaining {state['remaining']}",
+                f"{state['spent']}, remaining {state['remaining']}"
+                + (" (a new dataset: written when this call goes through)" if new_budget else ""),
             )
             if not report["fits"]:
-                fix = report.get("hint", "lower --epsilon or use another dataset")
+                fix = report.get(
+                    "hint",
+                    "lower --epsilon; the budget is the dataset's for life, and its rows "
+                    "cannot be charged to another dataset",
+                )
                 raise BudgetExceededError(
                     f"This call needs {report['proven']} but dataset {dataset!r} in "
                     f"{args.ledger} has {state['remaining']} left; {fix}. Nothing was charged."
                 )
         _confirm(args, dataset)
+        if new_budget is not None:  # the call goes through: the dataset's budget is written
+            led = _create(args, dataset, new_budget)
+            est.set_params(ledger=led)
         # 3. training: the learner reserves its plan, then reads the values
         held_out = held_out_rows(len(frame), args.test_size)
         if held_out.all():
@@ -269,11 +379,16 @@ def cmd_train(args: argparse.Namespace) -> int:
         train, test = frame[~held_out], frame[held_out]
         X, y = train[list(schema.feature_names)], train[schema.target.name]
         with working(f"Training {choice.class_name}...", quiet=args.json):
-            est.fit(X, y)  # an MPC learner's openings and steps show in the spinner
-        accuracy = None
+            try:
+                est.fit(X, y)  # an MPC learner's openings and steps show in the spinner
+            except InvalidParameterError as exc:
+                raise _flag_error(exc) from None
+        if led is not None:  # the whole table is this dataset's (the fit recorded its rows)
+            led.check_table(X_all, y_all)
+        score = None
         if args.test_size is not None and len(test):
             pred = est.predict(test[list(schema.feature_names)])
-            accuracy = float(np.mean(np.asarray(pred) == test[schema.target.name].to_numpy()))
+            score = Score.of(pred, test[schema.target.name].to_numpy())
         spent = getattr(est, "privacy_spent_", None)
         meta = {
             "dataset": dataset,
@@ -291,8 +406,9 @@ def cmd_train(args: argparse.Namespace) -> int:
                     "learner": choice.class_name,
                     "short_name": choice.short_name,
                     **meta,
-                    "test_accuracy": accuracy,
-                    "test_accuracy_note": None if accuracy is None else EXACT_ACCURACY,
+                    "test_accuracy": None if score is None else score.accuracy,
+                    "test_accuracy_note": None if score is None else EXACT_ACCURACY,
+                    **({} if score is None else score.majority_fields("test_")),
                     "model": args.out,
                     "files": files,
                     "ledger_spent": None if ledger is None else str(ledger.spent()),
@@ -301,8 +417,9 @@ def cmd_train(args: argparse.Namespace) -> int:
             )
             return 0
         _say(args, f"Trained; this call spent {spent}.")
-        if accuracy is not None:
-            _say(args, f"Held-out accuracy ({len(test)} rows): {accuracy:.3f} ({EXACT_ACCURACY})")
+        if score is not None:
+            for line in score.lines(f"Held-out accuracy ({len(test)} rows)", EXACT_ACCURACY):
+                _say(args, line)
         shared = (
             " (secret-shared: one share file per party)"
             if any("party-" in f for f in files)
@@ -316,15 +433,33 @@ def cmd_train(args: argparse.Namespace) -> int:
                 f"each prediction releases them with noise, charged to the ledger. Keep "
                 f"{args.out} private: it is not a release.",
             )
-        if ledger is not None:
-            if interactive():
-                console().print(ledger.report(max_parts=2, max_depth=2))
-            else:
-                print(f"Ledger: spent {ledger.spent()}, remaining {ledger.remaining()}")
+        if args.ledger is not None and ledger is not None:
+            _say(
+                args,
+                f"Ledger {args.ledger}, dataset {dataset!r}: spent {ledger.spent()} of "
+                f"{ledger.budget}, {ledger.remaining()} left; every charge: `privet ledger "
+                f"show {args.ledger} --dataset {dataset}`.",
+            )
+        elif ledger is not None:
+            _say(
+                args,
+                f"Without --ledger the call had a ledger of its own (budget {ledger.budget}, "
+                "not saved); give --ledger FILE to keep a dataset's lifetime budget.",
+            )
         return 0
     finally:
         if led is not None:
             led.close()
+
+
+def _refuse_rows_of_another_dataset(where: str, dataset: str, X: Any, y: Any) -> None:
+    """Exit 4 before anything else if the ledger recorded these rows for another dataset."""
+    from privet.ledger import table_owner
+    from privet.ledger.fingerprint import clash_message
+
+    owner = table_owner(where, X, y)
+    if owner is not None and owner != dataset:
+        raise DataInvalid(clash_message(owner, dataset, repr(where), len(X)))
 
 
 #: What the held-out accuracy is, wherever it is shown.

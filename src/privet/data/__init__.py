@@ -8,7 +8,8 @@ integer codes every learner consumes (:meth:`Schema.encode`,
 common width with dummy zero columns (seed 000, App. C.1).
 :func:`horizontal_partition` and :func:`vertical_partition` share data out
 among parties. :func:`load_dataset` loads the papers' datasets with their
-shipped schemas.
+shipped schemas; :func:`read_csv` reads a user's CSV with its schema file
+(``Schema.load``, checked against the shipped JSON Schema, :mod:`privet.data.schema_file`).
 
 Examples
 --------
@@ -20,6 +21,7 @@ Examples
 """
 
 from privet.data.attributes import Attribute, Categorical, CategoryValue, Numeric
+from privet.data.csvfile import Violation, read_csv, typed, violations
 from privet.data.discretise import bin_index, from_codes, to_codes
 from privet.data.encoding import codes_from_one_hot, dummy_mask, one_hot, one_hot_target
 from privet.data.loaders import Dataset, list_datasets, load_dataset, load_schema
@@ -31,6 +33,7 @@ from privet.data.partition import (
 )
 from privet.data.paths import ENV_VAR, candidate_data_dirs, find_data_file
 from privet.data.schema import Schema
+from privet.data.schema_file import schema_file_problems, schema_format
 from privet.data.validation import MissingPolicy, TargetPolicy
 
 __all__ = [
@@ -43,6 +46,7 @@ __all__ = [
     "Numeric",
     "Schema",
     "TargetPolicy",
+    "Violation",
     "bin_index",
     "candidate_data_dirs",
     "codes_from_one_hot",
@@ -55,8 +59,13 @@ __all__ = [
     "load_schema",
     "one_hot",
     "one_hot_target",
+    "read_csv",
+    "schema_file_problems",
+    "schema_format",
     "split_columns",
     "split_rows",
     "to_codes",
+    "typed",
     "vertical_partition",
+    "violations",
 ]

@@ -363,20 +363,16 @@ class Schema:
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Schema:
-        """Read a schema written by :meth:`save`."""
-        try:
-            with open(path, encoding="utf-8") as fh:
-                text = fh.read()
-        except FileNotFoundError:
-            from privet.errors import DataNotFoundError
+        """Read a schema file (written by :meth:`save`, ``privet schema infer`` or by hand).
 
-            raise DataNotFoundError(
-                f"No schema file at {os.fspath(path)!r}; check the path."
-            ) from None
-        try:
-            return cls.from_json(text)
-        except SchemaError as exc:
-            raise SchemaError(f"In schema file {os.fspath(path)!r}: {exc}") from exc
+        The file is checked as a whole first (:mod:`privet.data.schema_file`: its
+        JSON Schema, then its meaning): one :class:`SchemaError` lists every problem.
+        """
+        from privet.data.schema_file import check_schema_text, read_schema_text
+
+        text = read_schema_text(path)
+        check_schema_text(text, f"In schema file {os.fspath(path)!r}: the file")
+        return cls.from_json(text)
 
 
 def _top_keys_message(missing: list[str], unknown: list[str]) -> str:

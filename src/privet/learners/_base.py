@@ -192,10 +192,25 @@ class BaseTreeClassifier(ClassifierMixin, BaseEstimator):
             )
         if codes.shape[0] == 0:
             raise SchemaError("Cannot fit on 0 samples; pass a non-empty training set.")
+        self._check_table(schema, X, y)
         self.n_features_in_ = schema.n_features
         if isinstance(X, pd.DataFrame):
             self.feature_names_in_ = np.asarray(schema.feature_names, dtype=object)
         return codes, y_codes
+
+    def _check_table(self, schema: Schema, X: Any, y: Any) -> None:
+        """Refuse rows already charged to another dataset of the given ledger's file
+        (:meth:`Ledger.check_table`); a ledger made for ``ledger=None`` has nothing to
+        compare with."""
+        led = getattr(self, "ledger_", None)
+        if getattr(self, "ledger", None) is None or led is None:
+            return
+        if isinstance(X, pd.DataFrame):
+            X = X.rename(columns=str)
+            names = list(schema.feature_names)
+            if set(names) <= set(X.columns):
+                X = X[names]
+        led.check_table(X, y)
 
     # -- ledger ----------------------------------------------------------------
     def _scope(self, epsilon: float) -> Scope:

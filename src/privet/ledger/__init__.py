@@ -34,7 +34,7 @@ from privet.ledger.entries import (
 )
 from privet.ledger.guarantee import Guarantee
 from privet.ledger.ledger import Ledger
-from privet.ledger.locations import list_datasets
+from privet.ledger.locations import list_datasets, table_owner
 from privet.ledger.plan import PlanNode, PrivacyPlan
 from privet.ledger.records import ChargeRecord
 from privet.ledger.relation import ADD_REMOVE, REPLACE_ONE, NeighbouringRelation
@@ -75,5 +75,6 @@ __all__ = [
     "gdp_to_epsilon",
     "list_datasets",
     "register_entry",
+    "table_owner",
     "zcdp_to_epsilon",
 ]

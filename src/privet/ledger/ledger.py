@@ -161,8 +161,8 @@ class Ledger(CheckedWrites):
         if budget is not None and budget != self.budget:
             raise InvalidParameterError(
                 f"Dataset {self.dataset!r} in {where} has budget {self.budget}, not {budget}; "
-                "a lifetime budget cannot be changed. Omit budget= to use the stored one, or "
-                "use a new dataset name."
+                "a lifetime budget cannot be changed. Omit budget= to use the stored one (a "
+                "new dataset name is for other rows: these cannot move to another budget)."
             )
         if rel is not None and rel is not self.relation:
             raise InvalidParameterError(
@@ -227,6 +227,50 @@ class Ledger(CheckedWrites):
                     "domains). Use the ledger of that dataset, or a new dataset name. "
                     "Nothing was charged."
                 )
+
+    def check_table(self, X: Any, y: Any = None, *, record: bool = True) -> None:
+        """Refuse rows already charged to another dataset of this ledger file; remember them.
+
+        ``X`` (a DataFrame or 2-D array, columns in the schema's order) and its labels
+        ``y`` are the whole table a call trains on. Its salted fingerprint
+        (:mod:`privet.ledger.fingerprint`: one keyed hash of the sorted row hashes,
+        nothing computed from a single record is kept) is looked up among the tables
+        recorded in the same file or database: the same rows, in any order, recorded
+        for another dataset raise :class:`~privet.errors.SchemaError` naming that
+        dataset. With ``record=True`` (the default) the table is then recorded for
+        this dataset; ``record=False`` only checks. A learner calls this at ``fit``
+        with the rows it is given. An in-memory ledger holds one dataset: nothing to
+        compare with.
+
+        It catches the same rows registered under a second name; a subset, a
+        superset or a re-encoded copy has another fingerprint (docs/ledger.md).
+        """
+        from privet.ledger.fingerprint import row_digests, table_fingerprint
+
+        if not self._store.shared:
+            return
+        digests = row_digests(X, y)
+        with self._lock:
+            if record:
+                with self._store.transaction():
+                    fingerprint = table_fingerprint(digests, self._store.table_salt(create=True))
+                    owner = self._store.record_table(fingerprint)
+                    self._refuse_other_owner(owner, len(digests))
+                return
+            with self._store.snapshot():
+                salt = self._store.table_salt(create=False)
+                owner = (
+                    None
+                    if salt is None
+                    else self._store.table_owner(table_fingerprint(digests, salt))
+                )
+            self._refuse_other_owner(owner, len(digests))
+
+    def _refuse_other_owner(self, owner: str | None, rows: int) -> None:
+        from privet.ledger.fingerprint import clash_message
+
+        if owner is not None and owner != self.dataset:
+            raise SchemaError(clash_message(owner, self.dataset, self._store.describe(), rows))
 
     @property
     def schema_fingerprint(self) -> str | None:
@@ -457,26 +501,32 @@ class Ledger(CheckedWrites):
         """Every committed charge as a flat row, oldest first (:meth:`ChargeRecord.to_row`).
 
         What a regulator's spreadsheet wants: ``pandas.DataFrame(ledger.charge_rows())``
-        has one row per charge with its time, caller, step, scope, proven (ε, δ)
+        has one row per charge with its time, caller, step, scope, the (ε, δ) proven
+        for it alone at the budget's δ, its noise's parameters (σ and sensitivity, ρ, μ)
         and the paper's claim. ``privet ledger history`` prints these rows.
         """
-        return [c.to_row(self.dataset) for c in self.charges]
+        delta = self.budget.delta
+        return [c.to_row(self.dataset, delta) for c in self.charges]
 
     def claims(self) -> list[ChargeRecord]:
         """The charges that carry a paper's claim, for claimed-vs-proven tables."""
         return [c for c in self.charges if c.claim is not None]
 
-    def report(self, *, max_parts: int = 3, max_depth: int | None = None) -> Any:
+    def report(
+        self, *, max_parts: int | None = 3, max_depth: int | None = None, collapse: bool = True
+    ) -> Any:
         """A rich renderable of the scope tree with costs, charges and claims.
 
-        ``max_parts`` costliest parts of each partition are shown; ``max_depth``
-        (number of nested scopes) cuts deep trees.
+        ``max_parts`` costliest parts of each partition are shown (None: all);
+        ``max_depth`` (number of nested scopes) cuts deep trees; ``collapse`` shows
+        repeated sibling scopes and charges of the same kind once, with how many
+        there are (:mod:`privet.ledger.report`); ``collapse=False`` shows each.
         """
         from privet.ledger.report import render_tree
 
         with self._lock:
             self._refresh()
-            return render_tree(self, max_parts=max_parts, max_depth=max_depth)
+            return render_tree(self, max_parts=max_parts, max_depth=max_depth, collapse=collapse)
 
     def print_report(self, **kwargs: Any) -> None:
         from rich.console import Console

@@ -8,6 +8,7 @@ the store: :class:`~privet.ledger.postgres_store.PostgresStore` for a URL,
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from privet.ledger.postgres_store import PostgresStore, is_postgres_url, list_postgres_datasets
@@ -15,7 +16,7 @@ from privet.ledger.sqlite_file import list_datasets as list_file_datasets
 from privet.ledger.sqlite_store import SQLiteStore
 from privet.ledger.store import Store
 
-__all__ = ["list_datasets", "open_store"]
+__all__ = ["list_datasets", "open_store", "table_owner"]
 
 
 def open_store(where: Any, dataset: str, timeout: Any) -> Store:
@@ -30,3 +31,25 @@ def list_datasets(where: Any) -> list[dict[str, Any]]:
     if is_postgres_url(where):
         return list_postgres_datasets(where)
     return list_file_datasets(where)
+
+
+def table_owner(where: Any, X: Any, y: Any = None) -> str | None:
+    """The dataset of the ledger at ``where`` that this table was charged to, or None.
+
+    ``X`` (columns in the schema's order) with labels ``y``, looked up by its salted
+    fingerprint (:meth:`privet.ledger.Ledger.check_table`) without opening any
+    dataset and without writing: a ledger file that does not exist yet holds none.
+    """
+    from privet.ledger.fingerprint import row_digests, table_fingerprint
+
+    if not is_postgres_url(where) and not os.path.isfile(os.fspath(where)):
+        return None
+    store = open_store(where, "", 10.0)
+    try:
+        with store.snapshot():
+            salt = store.table_salt(create=False)
+            if salt is None:
+                return None
+            return store.table_owner(table_fingerprint(row_digests(X, y), salt))
+    finally:
+        store.close()

@@ -71,14 +71,20 @@ class ChargeRecord:
             "reservation": self.reservation,
         }
 
-    def to_row(self, dataset: str) -> dict[str, Any]:
+    def to_row(self, dataset: str, delta: float = 0.0) -> dict[str, Any]:
         """This charge as one flat row of plain values, for tables, CSV and pandas.
 
         The columns of ``privet ledger history`` and of ``privet ledger export
         --format csv``: the time in UTC, who charged (caller, step, scope), the
-        proven guarantee and the paper's claim beside it.
+        (epsilon, delta) the ledger proves for this release alone within ``delta``
+        (the budget's; :func:`privet.ledger.per_charge.alone`) with the accountant
+        that proved it, the noise's own parameters (``sigma``, ``scale``, ``rho``,
+        ``mu`` and every field in ``parameters``), and the paper's claim beside them.
         """
-        g, c = self.guarantee, self.claim
+        from privet.ledger.per_charge import alone, native_parameters
+
+        c = self.claim
+        bound = alone(self.entry, delta)
         return {
             "dataset": dataset,
             "id": self.id,
@@ -88,8 +94,11 @@ class ChargeRecord:
             "scope": self.path,
             "mechanism": self.mechanism,
             "entry": type(self.entry).__name__,
-            "epsilon": g.epsilon,
-            "delta": g.delta,
+            "epsilon": bound.guarantee.epsilon,
+            "delta": bound.guarantee.delta,
+            "accountant": bound.method,
+            "at_delta": delta,
+            **native_parameters(self.entry),
             "relation": self.relation,
             "sensitivity": self.sensitivity,
             "claim_epsilon": None if c is None else c.epsilon,

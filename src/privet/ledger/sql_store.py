@@ -319,6 +319,39 @@ class SQLStore(Store):
         self._x("UPDATE datasets SET head = ? WHERE name = ?", (event.hash, self.dataset))
 
 
+    # ------------------------------------------------------ table owners
+    def table_salt(self, *, create: bool) -> str | None:
+        from privet.ledger.fingerprint import SALT_KEY, new_salt
+
+        with self._errors():
+            if create:
+                self._x(
+                    "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING",
+                    (SALT_KEY, new_salt()),
+                )
+            row = self._x("SELECT value FROM meta WHERE key = ?", (SALT_KEY,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def table_owner(self, fingerprint: str) -> str | None:
+        from privet.ledger.fingerprint import TABLE_PREFIX
+
+        with self._errors():
+            row = self._x(
+                "SELECT value FROM meta WHERE key = ?", (TABLE_PREFIX + fingerprint,)
+            ).fetchone()
+        return None if row is None else str(row[0])
+
+    def record_table(self, fingerprint: str) -> str:
+        from privet.ledger.fingerprint import TABLE_PREFIX
+
+        with self._errors():
+            self._x(
+                "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING",
+                (TABLE_PREFIX + fingerprint, self.dataset),
+            )
+        owner = self.table_owner(fingerprint)
+        return self.dataset if owner is None else owner
+
     # ---------------------------------------------------------------- copy
     def dump(self) -> dict[str, list[tuple[Any, ...]]]:
         """This dataset's rows, table by table, with their ids (inside a snapshot)."""

@@ -86,6 +86,20 @@ class Store(ABC):
         """Release the store's resources (a file connection)."""
         return None
 
+    # Tables of rows and their owners (:mod:`privet.ledger.fingerprint`): kept out of
+    # the hash chain and out of every export; one owner per fingerprint per store.
+    def table_salt(self, *, create: bool) -> str | None:
+        """The store's salt for table fingerprints (made if ``create``, inside a write)."""
+        return None
+
+    def table_owner(self, fingerprint: str) -> str | None:
+        """The dataset a table with this fingerprint was recorded for, or None."""
+        return None
+
+    def record_table(self, fingerprint: str) -> str:
+        """Record the table for this store's dataset unless it has an owner; return the owner."""
+        return self.dataset
+
 
 class MemoryStore(Store):
     """Events in a list: the store of ``Ledger(budget=...)``, private to one process."""
@@ -96,6 +110,8 @@ class MemoryStore(Store):
         self.dataset = dataset
         self._events: list[Event] = []
         self._next = {"group": 1, "scope": 1, "charge": 1, "reservation": 1}
+        self._salt: str | None = None
+        self._tables: dict[str, str] = {}
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[None]:
@@ -137,3 +153,16 @@ class MemoryStore(Store):
 
     def _write_event(self, event: Event) -> None:
         self._events.append(event)
+
+    def table_salt(self, *, create: bool) -> str | None:
+        if self._salt is None and create:
+            from privet.ledger.fingerprint import new_salt
+
+            self._salt = new_salt()
+        return self._salt
+
+    def table_owner(self, fingerprint: str) -> str | None:
+        return self._tables.get(fingerprint)
+
+    def record_table(self, fingerprint: str) -> str:
+        return self._tables.setdefault(fingerprint, self.dataset)

@@ -114,7 +114,8 @@ class CheckedWrites(History):
                 raise BudgetExceededError(
                     f"{what} would bring dataset {self.dataset!r} to {bound.guarantee} "
                     f"({bound.method} composition), over its budget {self.budget}; {left} is "
-                    "left. Lower epsilon, or use a new dataset budget."
+                    "left. Lower epsilon; the budget is the dataset's for life, and its rows "
+                    "cannot be charged to another dataset. Nothing was charged."
                 )
             return
         # The reservation stands in the global check at its scope, so what is charged
@@ -278,8 +279,9 @@ class CheckedWrites(History):
                     f"Reserving {amount} for {caller or 'this call'} in scope "
                     f"{self._nodes[node_id].path!r} would bring dataset {self.dataset!r} to "
                     f"{bound.guarantee}, over its budget {self.budget}: "
-                    f"{left_of(self.budget, left)} is left. Lower epsilon or use a new dataset "
-                    "budget."
+                    f"{left_of(self.budget, left)} is left. Lower epsilon; the budget is the "
+                    "dataset's for life, and its rows cannot be charged to another dataset. "
+                    "Nothing was charged."
                 )
             payload: dict[str, object] = {
                 "id": None,

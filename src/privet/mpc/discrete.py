@@ -250,10 +250,14 @@ class SecureDiscreteLaplace:
         z.integral = True
         return z
 
-    def add_noise(self, x: SecureArray) -> SecureArray:
-        """Secret x + Z elementwise (x: secret integral values of :attr:`sectype`)."""
+    def add_noise(self, x: SecureArray, *, noise: SecureArray | None = None) -> SecureArray:
+        """Secret x + Z elementwise (x: secret integral values of :attr:`sectype`).
+
+        ``noise``: Z drawn elsewhere with this sampler's distribution (the vector
+        engine's :func:`privet.mpc.vector.discrete_laplace`), as a secret integral array.
+        """
         x = to_fixed_point(x, self.sectype)
-        return x + self.noise(tuple(x.shape))
+        return x + (self.noise(tuple(x.shape)) if noise is None else noise)
 
     async def release(
         self, x: SecureArray, *, label: str = "discrete-Laplace-noised values"
@@ -322,7 +326,14 @@ class SecureReportNoisyMax:
     def entry(self, n_candidates: int) -> ApproxDP:
         return ApproxDP(epsilon=float(self.epsilon), delta=self.delta(n_candidates))
 
-    def select(self, scores: SecureArray, *, offset: int = 0, mask: Any = None) -> SecureArray:
+    def select(
+        self,
+        scores: SecureArray,
+        *,
+        offset: int = 0,
+        mask: Any = None,
+        noise: SecureArray | None = None,
+    ) -> SecureArray:
         """Secret one-hot of argmax(scores + Z) over the last axis, first maximum on ties.
 
         Parameters
@@ -334,9 +345,12 @@ class SecureReportNoisyMax:
         mask : secure or public 0/1 array broadcast to ``scores``, optional
             Candidates with mask 0 are excluded (never chosen). Their noise is
             drawn all the same, so the cost does not depend on the mask.
+        noise : secure integral array of ``scores``' shape, optional
+            The discrete Laplace noise drawn elsewhere with :attr:`laplace`'s
+            distribution (the vector engine); by default drawn here.
         """
         q = to_fixed_point(scores, self.sectype)
-        noisy = q + self.laplace.noise(tuple(q.shape))
+        noisy = q + (self.laplace.noise(tuple(q.shape)) if noise is None else noise)
         return argmax_first(noisy, offset + self.noise_bound, mask)
 
     async def select_index(

@@ -82,7 +82,7 @@ def mark_step(x: Any, label: str) -> None:
 
     Returns at once (no ``await``: the protocol's schedule is unchanged). Does
     nothing unless this party records its progress. ``label`` must be public,
-    like a ``reveal`` label: a level number, never a value.
+    like a ``reveal`` label: a level number, never a value. ``x=None``: report now.
     """
     if not _step_hooks:
         return
@@ -91,6 +91,9 @@ def mark_step(x: Any, label: str) -> None:
         for hook in list(_step_hooks):
             hook(label)
 
+    if x is None:  # nothing secret to wait for: the step is done now
+        done()
+        return
     shares = get_runtime().gather(x)
     if isinstance(shares, asyncio.Future):
         shares.add_done_callback(done)

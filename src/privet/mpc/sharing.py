@@ -93,8 +93,26 @@ def add_reveal_hook(hook: RevealHook) -> Callable[[], None]:
     return remove
 
 
+def notify_reveal(label: str, entry: object | None, shape: tuple[int, ...]) -> None:
+    """Run the reveal hooks and the debug log for an opening about to happen.
+
+    :func:`reveal` calls it; so does the vector engine (:mod:`privet.mpc.vector`),
+    whose openings do not go through MPyC's ``output``, so that every opening of a
+    party reaches the same hooks (and a program's :class:`RevealLog`) in order.
+    """
+    event = RevealEvent(label=label, entry=entry, shape=tuple(shape), party=mpc.pid)
+    for hook in list(_hooks):
+        hook(event)
+    logger.debug("party %s opens %r, shape %s (entry %r)", mpc.pid, label, shape, entry)
+
+
 async def reveal(
-    x: Any, *, label: str, entry: object | None = None, receivers: Sequence[int] | None = None
+    x: Any,
+    *,
+    label: str,
+    entry: object | None = None,
+    receivers: Sequence[int] | None = None,
+    raw: bool = False,
 ) -> Any:
     """Open secret ``x`` to ``receivers`` (default: all parties).
 
@@ -108,19 +126,18 @@ async def reveal(
         The mechanism or ledger entry that pays for this release.
     receivers : sequence of int or None, default=None
         Parties that learn the value; the others get ``None``.
+    raw : bool, default=False
+        Return MPyC's field elements unconverted (exact integers for fixed-point
+        values too: ``value * 2**frac_length``).
 
     Returns
     -------
     numpy.ndarray, float, int or list
         The opened value, as MPyC's ``output`` gives it.
     """
-    shape = tuple(getattr(x, "shape", ()))
-    event = RevealEvent(label=label, entry=entry, shape=shape, party=mpc.pid)
-    for hook in list(_hooks):
-        hook(event)
-    logger.debug("party %s opens %r, shape %s (entry %r)", mpc.pid, label, shape, entry)
+    notify_reveal(label, entry, tuple(getattr(x, "shape", ())))
     rec = None if receivers is None else list(receivers)
-    return await mpc.output(x, receivers=rec)
+    return await mpc.output(x, receivers=rec, raw=raw)
 
 
 async def reveal_onehot_index(

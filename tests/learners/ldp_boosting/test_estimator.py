@@ -23,6 +23,11 @@ from privet.testing import assert_dp
 NOISE_OFF = {"i_understand_this_is_not_private": True}
 
 
+def _unbounded() -> Ledger:
+    """The explicit ledger the paper-faithful variant needs (replace-one, unbounded)."""
+    return Ledger(budget=Guarantee.unbounded(), relation="replace_one")
+
+
 def test_noise_off_matches_sklearn_samme_stumps(grid_data):
     """Without noise the boosted stumps track scikit-learn's SAMME on depth-1 trees.
 
@@ -37,7 +42,12 @@ def test_noise_off_matches_sklearn_samme_stumps(grid_data):
     sk.fit(Xtr, ytr)
     with without_noise(**NOISE_OFF):
         clf = LDPBoostingClassifier(
-            base="stump", n_rounds=10, schema=schema, strict=False, random_state=0
+            base="stump",
+            n_rounds=10,
+            schema=schema,
+            strict=False,
+            ledger=_unbounded(),
+            random_state=0,
         ).fit(Xtr, ytr)
     assert [s.feature for s in clf.estimators_[:2]] == [
         int(e.tree_.feature[0]) for e in sk.estimators_[:2]
@@ -53,13 +63,21 @@ def test_samme_alphas_follow_alg1(grid_data):
     """alpha_m = log((1 - err_m) / err_m) + log(K - 1) from the released errors."""
     Xtr, ytr, _, _, schema = grid_data
     with without_noise(**NOISE_OFF):
-        clf = LDPBoostingClassifier(n_rounds=4, schema=schema, strict=False, random_state=0)
+        clf = LDPBoostingClassifier(
+            n_rounds=4, schema=schema, strict=False, ledger=_unbounded(), random_state=0
+        )
         clf.fit(Xtr[:4000], ytr[:4000])
     err = clf.estimator_errors_
     np.testing.assert_allclose(clf.estimator_weights_, np.log((1 - err) / err))
-    # exact weighted error of stump 1 under SAMME weights from round 0
+    # exact weighted error of stump 1 under SAMME weights after round 0 (the class prior)
+    assert clf.estimator_rounds_[0] == 0
     miss0 = clf.estimators_[0].predict(clf._scale(schema, Xtr[:4000], what="fit")) != ytr[:4000]
-    assert err[0] == pytest.approx(miss0.mean(), abs=1e-4)
+    w = np.exp(clf.prior_weight_ * (ytr[:4000] != clf.prior_class_))
+    assert err[0] == pytest.approx((w * miss0).sum() / w.sum(), abs=1e-4)
+    # the prior: T_0 is the majority class, alpha_0 from its error (Alg. 1 line 6)
+    freq = np.bincount(ytr[:4000][np.isin(np.arange(4000), clf.owner_groups_[0])], minlength=2)
+    assert clf.prior_class_ == np.argmax(freq)
+    np.testing.assert_allclose(clf.prior_, freq / freq.sum())
 
 
 @pytest.mark.parametrize("base", ["stump", "centroid", "logistic"])
@@ -78,8 +96,9 @@ def test_strict_ledger_total_is_epsilon(small, base, mechanism):
     ).fit(X, y)
     assert led.spent().epsilon == pytest.approx(2.0)
     assert clf.privacy_spent_.epsilon == pytest.approx(2.0)
-    # one partition over the owner groups, each group charged share + error report
-    assert len(led.charges) == 2 * 3
+    # one partition over the owner groups: each round's group charged share + error
+    # report, the prior group its class report
+    assert len(led.charges) == 2 * 3 + 1
     plan_cost = led.plan_cost(clf.privacy_plan(schema))
     assert plan_cost.epsilon == pytest.approx(2.0)
     assert clf.predict(X).shape == (300,)
@@ -89,11 +108,22 @@ def test_strict_ledger_total_is_epsilon(small, base, mechanism):
 @pytest.mark.parametrize("base", ["stump", "centroid", "logistic"])
 def test_faithful_is_reported_non_private(small, base):
     X, y, schema = small
-    clf = LDPBoostingClassifier(base=base, n_rounds=3, schema=schema, strict=False, random_state=0)
+    clf = LDPBoostingClassifier(
+        base=base, n_rounds=3, schema=schema, strict=False, ledger=_unbounded(), random_state=0
+    )
     clf.fit(X, y)
     assert math.isinf(clf.privacy_spent_.epsilon)
     claims = {c.claim.epsilon for c in clf.ledger_.claims()}
     assert 0.0 in claims and 1.0 in claims  # the paper's claims shown next to the proof
+
+
+def test_faithful_is_never_implicit(small):
+    """strict=False without a ledger would train a non-private model: refused (issue 33)."""
+    X, y, schema = small
+    clf = LDPBoostingClassifier(n_rounds=3, schema=schema, strict=False, random_state=0)
+    with pytest.raises(BudgetExceededError, match=r"nothing was charged.*Guarantee.unbounded"):
+        clf.fit(X, y)
+    assert not hasattr(clf, "estimators_") and not hasattr(clf, "ledger_")
 
 
 def test_faithful_refused_on_finite_budget(small):
@@ -114,7 +144,7 @@ def test_faithful_refused_on_finite_budget(small):
 def test_no_owner_in_two_rounds(n, rounds, data):
     from privet.data import Categorical, Numeric, Schema
 
-    per_max = n // rounds
+    per_max = n // (rounds + 1)  # one more group for the class prior
     if per_max < 1:
         return
     per = data.draw(st.integers(1, per_max))
@@ -133,7 +163,7 @@ def test_no_owner_in_two_rounds(n, rounds, data):
         random_state=seed,
     ).fit(X, y, owners=owners)
     seen = np.concatenate(clf.owner_groups_)
-    assert len(seen) == rounds * per
+    assert len(seen) == (rounds + 1) * per
     assert len(np.unique(seen)) == len(seen)  # disjoint
     assert set(seen.tolist()) <= set(owners.tolist())
     assert clf.privacy_spent_.epsilon == pytest.approx(1.0)
@@ -239,12 +269,13 @@ def test_faithful_leaks_strict_does_not(small):
             for i in range(size):
                 clf = LDPBoostingClassifier(
                     n_rounds=2,
-                    owners_per_round=3,
+                    owners_per_round=2,
                     schema=schema,
                     strict=strict,
+                    ledger=None if strict else _unbounded(),
                     random_state=0,
                 )
-                out[i] = clf.fit(X, labels).estimator_errors_[0]
+                out[i] = clf.fit(X, labels).round_errors_[0]
             return np.nan_to_num(out, nan=-1.0)
 
         return fn
@@ -261,3 +292,35 @@ def test_faithful_leaks_strict_does_not(small):
     assert_dp(
         released_error(True), 1.0, neighbours=(y0, y1), trials=400, confidence=0.99, random_state=0
     )
+
+
+def _noise_dominated(seed):
+    """Labels independent of the features, class 1 the majority (75%): nothing to learn."""
+    from privet.data import Categorical, Numeric, Schema
+
+    rng = np.random.default_rng(seed)
+    X = rng.random((3300, 5))
+    y = (rng.random(3300) < 0.75).astype(int)
+    schema = Schema([Numeric(f"f{i}", 0, 1) for i in range(5)], Categorical("t", [0, 1]))
+    return X[:2200], y[:2200], X[2200:], y[2200:], schema
+
+
+@pytest.mark.parametrize("base", ["stump", "centroid", "logistic"])
+def test_never_below_the_majority_rate_on_a_noise_dominated_dataset(base):
+    """Strict variant, Piecewise, eps = 2, 10 rounds of 200 owners: every round's
+    learner is useless. The perturbed class prior (200 owners: the estimated frequency
+    has sd 0.039, measured, against a distance of 0.25 to 1/2, so the prior's class is
+    wrong with probability about 1e-10) makes the model predict the majority class, and
+    the chance rule on the noisy errors' upper bound discards useless rounds (a kept one
+    gets an alpha far below the prior's, which was at least 0.31 in 375 fits; no fit of
+    the 375 fell below the majority rate).
+    Before the prior and the bound, a model whose rounds were all rejected predicted
+    class 0 (accuracy 0.25) and a round kept by noise could outvote the rest."""
+    for seed in range(3):
+        Xtr, ytr, Xte, yte, schema = _noise_dominated(seed)
+        clf = LDPBoostingClassifier(
+            base=base, epsilon=2.0, n_rounds=10, schema=schema, random_state=seed
+        ).fit(Xtr, ytr)
+        majority = max(yte.mean(), 1 - yte.mean())
+        assert (clf.predict(Xte) == yte).mean() >= majority - 1e-12
+        assert clf.prior_class_ == 1 and clf.prior_weight_ > 0

@@ -5,6 +5,7 @@ import pytest
 
 from privet.learners import LDPBoostingClassifier
 from privet.learners.ldp_boosting.secure_sum import mpc_sum, reference_sum
+from privet.ledger import Guarantee, Ledger
 from privet.mechanisms import seed_for_tests
 
 
@@ -35,6 +36,7 @@ def test_fit_with_mpc_secure_sum_equals_reference(small, strict):
             schema=schema,
             strict=strict,
             secure_sum=backend,
+            ledger=None if strict else Ledger(budget=Guarantee.unbounded(), relation="replace_one"),
             random_state=3,
         )
         with seed_for_tests(11):

@@ -27,6 +27,11 @@ from privet.learners.secure_sum_id3.sharing import SharingPlan, noise_shares, po
 from privet.ledger import Guarantee, Ledger, NonPrivate
 
 
+def _unbounded() -> Ledger:
+    """The explicit unbounded ledger the paper's exact protocol needs."""
+    return Ledger(budget=Guarantee.unbounded())
+
+
 def canonical(tree, node=0):
     """A tree as nested tuples, independent of node numbering (BFS vs DFS)."""
     f = int(tree.feature[node])
@@ -184,7 +189,9 @@ def test_exact_tree_equals_plaintext_id3_on_pooled_data(name, nursery):
         d = load_dataset(name)
         schema, X, y = d.schema, d.X, np.asarray(d.y)
     plain = ID3Classifier(criterion="entropy", max_depth=100, schema=schema).fit(X, y)
-    ours = SecureSumID3Classifier(schema=schema, n_parties=7, random_state=0).fit(X, y)
+    ours = SecureSumID3Classifier(
+        schema=schema, n_parties=7, random_state=0, ledger=_unbounded()
+    ).fit(X, y)
     assert canonical(ours.tree_) == canonical(plain.tree_)
     assert np.array_equal(ours.predict(X), plain.predict(X))
     assert ours.n_parties_ == 7
@@ -192,7 +199,7 @@ def test_exact_tree_equals_plaintext_id3_on_pooled_data(name, nursery):
 
 def test_max_depth_and_api(nursery):
     schema, X, y = nursery
-    est = SecureSumID3Classifier(schema=schema, max_depth=2, random_state=0)
+    est = SecureSumID3Classifier(schema=schema, max_depth=2, random_state=0, ledger=_unbounded())
     est.fit(X, y)
     assert est.tree_.max_depth <= 2
     proba = est.predict_proba(X)
@@ -330,7 +337,7 @@ def test_field_too_small(prime, match, nursery):
 
 def test_default_field_is_small_only_for_the_exact_protocol(nursery):
     schema, X, y = nursery
-    exact = SecureSumID3Classifier(schema=schema, max_depth=1).fit(X, y)
+    exact = SecureSumID3Classifier(schema=schema, max_depth=1, ledger=_unbounded()).fit(X, y)
     assert exact.prime_ == SMALL_PRIME  # its row count is opened anyway
     dp = SecureSumID3Classifier(schema=schema, max_depth=1, epsilon=1.0).fit(X, y)
     assert dp.prime_ == DEFAULT_PRIME  # never chosen from the private row count
@@ -347,7 +354,9 @@ def test_dp_field_margin(nursery):
 def test_explicit_owners_override_n_parties(nursery):
     schema, X, y = nursery
     owners = np.arange(len(y)) % 5
-    est = SecureSumID3Classifier(schema=schema, n_parties=1, max_depth=1).fit(X, y, parties=owners)
+    est = SecureSumID3Classifier(schema=schema, n_parties=1, max_depth=1, ledger=_unbounded()).fit(
+        X, y, parties=owners
+    )
     assert est.n_parties_ == 5
 
 
@@ -366,3 +375,16 @@ def test_party_program_loads_by_path_without_the_learners():
         "assert not bad, bad\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
+
+
+def test_the_exact_protocol_is_never_implicit(nursery):
+    """epsilon=None without a ledger would train a non-private model: refused (issue 33)."""
+    schema, X, y = nursery
+    est = SecureSumID3Classifier(schema=schema, max_depth=1)
+    with pytest.raises(
+        BudgetExceededError, match=r"explicit unbounded ledger.*Nothing was charged"
+    ):
+        est.fit(X, y)
+    assert not hasattr(est, "tree_") and not hasattr(est, "ledger_")
+    with pytest.raises(BudgetExceededError, match=r"Guarantee\.unbounded"):
+        est.fit_parties([(X[:100], y[:100]), (X[100:200], y[100:200])])

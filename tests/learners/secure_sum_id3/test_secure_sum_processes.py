@@ -8,10 +8,16 @@ import pytest
 from _processes import launch_killing
 from privet.data import load_dataset
 from privet.learners import ID3Classifier, SecureSumID3Classifier
+from privet.learners.secure_sum_id3 import SummationIntegrityError
 from privet.ledger import Guarantee, Ledger
 from privet.mpc import MPCPartyError
 
 pytestmark = pytest.mark.mpc
+
+
+def _unbounded() -> Ledger:
+    """The explicit unbounded ledger the paper's exact protocol needs."""
+    return Ledger(budget=Guarantee.unbounded())
 
 
 def canonical(tree, node=0):
@@ -36,7 +42,9 @@ def test_both_backends_and_plaintext_id3_give_identical_trees(small):
     plain = ID3Classifier(criterion="entropy", max_depth=100, schema=schema).fit(X, y)
     trees = {}
     for backend in ("reference", "shamir", "mpyc"):
-        est = SecureSumID3Classifier(schema=schema, n_parties=4, backend=backend, random_state=2)
+        est = SecureSumID3Classifier(
+            schema=schema, n_parties=4, backend=backend, random_state=2, ledger=_unbounded()
+        )
         trees[backend] = canonical(est.fit(X, y).tree_)
         if backend != "reference":
             stats = est.run_stats_
@@ -46,9 +54,16 @@ def test_both_backends_and_plaintext_id3_give_identical_trees(small):
 
 def test_verify_all_subsets_with_three_parties(small):
     schema, X, y = small
-    ref = SecureSumID3Classifier(schema=schema, max_depth=2, random_state=1).fit(X, y)
+    ref = SecureSumID3Classifier(
+        schema=schema, max_depth=2, random_state=1, ledger=_unbounded()
+    ).fit(X, y)
     est = SecureSumID3Classifier(
-        schema=schema, max_depth=2, backend="shamir", verify="all", random_state=1
+        schema=schema,
+        max_depth=2,
+        backend="shamir",
+        verify="all",
+        random_state=1,
+        ledger=_unbounded(),
     ).fit(X, y)
     assert canonical(est.tree_) == canonical(ref.tree_)
 
@@ -62,7 +77,9 @@ def test_verify_all_subsets_with_three_parties(small):
 )
 def test_tampering_party_is_detected(small, kind, match):
     schema, X, y = small
-    est = SecureSumID3Classifier(schema=schema, max_depth=2, backend="shamir", n_parties=3)
+    est = SecureSumID3Classifier(
+        schema=schema, max_depth=2, backend="shamir", n_parties=3, ledger=_unbounded()
+    )
     est._testing_tamper = {"party": 1, "round": 1, "kind": kind}
     with pytest.raises(MPCPartyError, match=match) as info:
         est.fit(X, y)
@@ -77,9 +94,16 @@ def test_a_consistent_shift_goes_undetected_over_processes(small):
     the error polynomial (see test_secure_sum_id3): the run ends normally, with a wrong
     root total, even with verify="all"."""
     schema, X, y = small
-    ref = SecureSumID3Classifier(schema=schema, max_depth=1, n_parties=3).fit(X, y)
+    ref = SecureSumID3Classifier(schema=schema, max_depth=1, n_parties=3, ledger=_unbounded()).fit(
+        X, y
+    )
     est = SecureSumID3Classifier(
-        schema=schema, max_depth=1, backend="shamir", n_parties=3, verify="all"
+        schema=schema,
+        max_depth=1,
+        backend="shamir",
+        n_parties=3,
+        verify="all",
+        ledger=_unbounded(),
     )
     # rounds: 0 the root's class totals, 1 its split counts, 2 the leaves' class totals
     est._testing_tamper = {"party": 1, "round": 2, "kind": "shift"}
@@ -89,6 +113,36 @@ def test_a_consistent_shift_goes_undetected_over_processes(small):
     assert got[1, 0] == want[1, 0] + 1  # the first leaf's first class total
     got[1, 0] -= 1
     assert np.array_equal(got, want)
+
+
+def test_verify_malicious_gives_the_reference_tree(small):
+    schema, X, y = small
+    ref = SecureSumID3Classifier(schema=schema, n_parties=4, random_state=2).fit(X, y)
+    est = SecureSumID3Classifier(
+        schema=schema, n_parties=4, backend="shamir", verify="malicious", random_state=2
+    ).fit(X, y)
+    assert canonical(est.tree_) == canonical(ref.tree_)
+
+
+@pytest.mark.parametrize(
+    "kind", ["shift", "result", "equivocate", "block", "combination", "complain"]
+)
+def test_verify_malicious_names_the_cheating_party(small, kind):
+    """The consistent shift that passes Sec. 4.3 (test above), a changed result, different
+    results to different parties, a share dealt off the dealer's polynomial, a wrong
+    published combination and a false complaint against an honest dealer: each stops the
+    run, and every party that reports names party 1 (the cheater runs the same checks on
+    the same public data and names itself too)."""
+    schema, X, y = small
+    est = SecureSumID3Classifier(
+        schema=schema, max_depth=1, backend="shamir", n_parties=4, verify="malicious"
+    )
+    est._testing_tamper = {"party": 1, "round": 2, "kind": kind}
+    with pytest.raises(SummationIntegrityError, match="named party 1 as the sender") as info:
+        est.fit(X, y)
+    assert info.value.accused == (1,)
+    honest = {i: named for i, named in info.value.accusations.items() if i != 1}
+    assert honest and all(named == (1,) for named in honest.values())
 
 
 def test_killed_party_is_named(small, monkeypatch):
@@ -111,3 +165,40 @@ def test_dp_variant_over_processes(small):
     ).fit(X, y)
     assert est.privacy_spent_.epsilon == pytest.approx(1.0)
     assert est.predict(X).shape == y.shape
+
+
+def test_verify_malicious_in_a_field_beyond_64_bits(small):
+    """p = 2^61 - 1 (shares as Python integers): same tree, and the shift is named."""
+    schema, X, y = small
+    kw = dict(schema=schema, n_parties=3, max_depth=2, random_state=2)
+    ref = SecureSumID3Classifier(**kw).fit(X, y)
+    est = SecureSumID3Classifier(**kw, backend="shamir", verify="malicious", prime=2**61 - 1)
+    assert canonical(est.fit(X, y).tree_) == canonical(ref.tree_)
+    est._testing_tamper = {"party": 2, "round": 1, "kind": "shift"}
+    with pytest.raises(SummationIntegrityError) as info:
+        est.fit(X, y)
+    assert info.value.accused == (2,)
+
+
+def test_verify_malicious_with_dp_noise_and_a_stopped_run_charged_in_full(small):
+    """The DP variant (p = 2^31 - 1, kappa = 3): a clean run spends epsilon; a run the
+    parties stop may have opened sums of earlier rounds, so it is charged in full."""
+    schema, X, y = small
+    for tamper, spent in ((None, 1.0), ({"party": 0, "round": 1, "kind": "result"}, 1.0)):
+        led = Ledger(budget=Guarantee(1.0))
+        est = SecureSumID3Classifier(
+            schema=schema,
+            epsilon=1.0,
+            max_depth=2,
+            backend="shamir",
+            verify="malicious",
+            ledger=led,
+        )
+        est._testing_tamper = tamper
+        if tamper is None:
+            assert est.fit(X, y).predict(X).shape == y.shape
+        else:
+            with pytest.raises(SummationIntegrityError) as info:
+                est.fit(X, y)
+            assert info.value.accused == (0,)
+        assert led.spent().epsilon == pytest.approx(spent)

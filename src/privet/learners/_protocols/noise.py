@@ -73,20 +73,85 @@ class SecureNoise:
     testing = False
     label_suffix = ""
 
-    def laplace(self, mechanism: Any, x: Any, paths: Sequence[Path]) -> Any:
-        """Secret ``x + Laplace(mechanism.scale)`` per entry (Algorithm 12)."""
+    async def draw(self, mechanism: Any, shape: tuple[int, ...]) -> Any:
+        """Noise for ``mechanism`` drawn ahead (None: the mechanism draws its own in MPyC)."""
+        return None
+
+    async def engine_values(
+        self, engine: Any, mechanism: Any, paths: Sequence[Path], kind: str, size: int
+    ) -> Any:
+        """Shares in the vector engine of the discrete noise of ``mechanism``, ``(len(paths), size)``.
+
+        ``kind``: ``"laplace"`` (leaf counts), ``"split"`` or ``"leaf"`` (noisy-max
+        choices). Only the discrete samplers; drawn with :func:`privet.mpc.vector.discrete_laplace`.
+        """
+        from privet.mpc.vector import discrete_laplace
+
+        if not _is_discrete(mechanism):
+            raise FixedNoiseRefused(
+                "the sorted-table protocols draw the discrete samplers' noise only; use "
+                "mpc_noise='discrete' (the paper's fixed-point samplers run in MPyC)."
+            )
+        lap = mechanism.laplace if isinstance(mechanism, SecureReportNoisyMax) else mechanism
+        return await discrete_laplace(engine, (len(paths), int(size)), lap.coins)
+
+    def laplace(self, mechanism: Any, x: Any, paths: Sequence[Path], drawn: Any = None) -> Any:
+        """Secret ``x + Laplace(mechanism.scale)`` per entry (Algorithm 12).
+
+        ``drawn``: noise from :meth:`draw` (discrete samplers only).
+        """
+        if drawn is not None:
+            return mechanism.add_noise(x, noise=drawn)
         return mechanism.add_noise(x)
 
     def select(
-        self, mechanism: Any, scores: Any, paths: Sequence[Path], *, kind: str, mask: Any = None
+        self,
+        mechanism: Any,
+        scores: Any,
+        paths: Sequence[Path],
+        *,
+        kind: str,
+        mask: Any = None,
+        drawn: Any = None,
     ) -> Any:
         """Secret one-hot choice per row of ``scores`` (Algorithm 13, or noisy max).
 
         ``mask`` (report-noisy-max only): candidates with mask 0 are never chosen.
+        ``drawn``: noise from :meth:`draw` (report-noisy-max only).
         """
+        extra = {} if drawn is None else {"noise": drawn}
         if mask is not None:
-            return mechanism.select(scores, mask=mask)
-        return mechanism.select(scores)
+            return mechanism.select(scores, mask=mask, **extra)
+        return mechanism.select(scores, **extra)
+
+
+class VectorNoise(SecureNoise):
+    """The discrete samplers' noise drawn in the vector engine, then moved into MPyC.
+
+    The same coins as :class:`~privet.mpc.discrete.SecureDiscreteLaplace` (hence the
+    same distribution, proof and delta), drawn with :func:`privet.mpc.vector.discrete_laplace`:
+    secret random bits as XORs of the parties' own bits and the coins' comparison
+    chains as products of ``uint64`` shares, instead of MPyC's PRSS bits and object
+    arithmetic. The noise reaches MPyC by :meth:`~privet.mpc.vector.Engine.to_mpyc`
+    (a masked opening: data-independent). The fixed-point mechanisms (Alg. 12-13)
+    keep drawing in MPyC.
+    """
+
+    def __init__(self, engine: Any) -> None:
+        self.engine = engine
+
+    async def draw(self, mechanism: Any, shape: tuple[int, ...]) -> Any:
+        from privet.mpc.vector import discrete_laplace
+
+        if not _is_discrete(mechanism):
+            return None
+        lap = mechanism.laplace if isinstance(mechanism, SecureReportNoisyMax) else mechanism
+        bound = int(lap.noise_bound)
+        z = await discrete_laplace(self.engine, tuple(shape), lap.coins)
+        out = await self.engine.to_mpyc(
+            z, lap.sectype, lower=-bound, upper=bound, label="discrete Laplace noise"
+        )
+        return out.reshape(tuple(shape))
 
 
 class FixedNoise(SecureNoise):
@@ -148,7 +213,22 @@ class FixedNoise(SecureNoise):
         g = rng.geometric(p, size=(2, size)) - 1
         return np.clip(g[0] - g[1], -bound, bound).astype(np.int64)
 
-    def laplace(self, mechanism: Any, x: Any, paths: Sequence[Path]) -> Any:
+    async def engine_values(
+        self, engine: Any, mechanism: Any, paths: Sequence[Path], kind: str, size: int
+    ) -> Any:
+        """The public testing draws of :meth:`laplace`/:meth:`select`, as constant shares."""
+        from privet.mpc import field61
+
+        lap = mechanism.laplace if isinstance(mechanism, SecureReportNoisyMax) else mechanism
+        values = np.stack(
+            [
+                self.discrete_laplace_values(kind, p, int(size), lap.scale, lap.noise_bound)
+                for p in paths
+            ]
+        ).reshape(len(paths), int(size))
+        return field61.encode(values)
+
+    def laplace(self, mechanism: Any, x: Any, paths: Sequence[Path], drawn: Any = None) -> Any:
         x = to_fixed_point(x, mechanism.sectype)
         size = x.shape[-1]
         if _is_discrete(mechanism):
@@ -165,7 +245,14 @@ class FixedNoise(SecureNoise):
         return x + mechanism.sectype.array(noise.reshape(x.shape))
 
     def select(
-        self, mechanism: Any, scores: Any, paths: Sequence[Path], *, kind: str, mask: Any = None
+        self,
+        mechanism: Any,
+        scores: Any,
+        paths: Sequence[Path],
+        *,
+        kind: str,
+        mask: Any = None,
+        drawn: Any = None,
     ) -> Any:
         if _is_discrete(mechanism):
             q = to_fixed_point(scores, mechanism.sectype)

@@ -23,6 +23,7 @@ for agreement tests; it is refused unless the party's environment allows it
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -37,13 +38,16 @@ from privet.learners._protocols.common import (
     flat_one_hot,
     split_penalty,
 )
+from privet.learners._protocols.grouped import SortedTable
 from privet.learners._protocols.host import OWNER_DIR_PREFIX
 from privet.learners._protocols.numbers import SecureNumbers
 from privet.learners._trees.accounting import NoiseAccounting, laplace_sensitivity
 from privet.ledger import NeighbouringRelation
+from privet.mpc import field61 as F
 from privet.mpc.discrete import secure_bernoulli
 from privet.mpc.party import PartyContext
 from privet.mpc.sharing import add_reveal_hook, share_horizontal
+from privet.mpc.vector import Engine
 
 
 def load_rows(data: Any, n_attributes: int) -> tuple[np.ndarray, np.ndarray]:
@@ -166,6 +170,97 @@ async def input_training_data(
     if y.size and ((y < 0).any() or (y >= n_classes).any()):
         raise InvalidParameterError(f"a class code lies outside [0, {n_classes}).")
     return None, None, OwnerTables(codes, y, sizes, n_classes, sectype)
+
+
+async def share_sorted_table(
+    ctx: PartyContext,
+    data: Any,
+    rows: Sequence[int],
+    sizes: Sequence[int],
+    n_classes: int,
+    depth: int,
+    sectype: type,
+) -> tuple[Engine, SortedTable | None, Any]:
+    """Every owner's rows shared in the vector engine, as a :class:`SortedTable` for ``depth`` levels.
+
+    Each owner one-hot encodes its rows (real widths) and its classes and inputs
+    them (App. C.1: the servers hold shares of the stacked encodings, nothing
+    else); the servers multiply them into the (attribute value, class) columns
+    of the table. Returns the engine, the table (None for ``depth = 0``) and,
+    for ``depth = 0``, the root's class counts as an MPyC array (else None).
+    """
+    m = len(sizes)
+    rows, codes, y = load_announced_rows(ctx, data, rows, m)
+    if codes.size and ((codes < 0).any() or (codes >= np.asarray(sizes, dtype=np.int64)).any()):
+        raise InvalidParameterError(
+            "a code lies outside its attribute's domain (the schema's sizes)."
+        )
+    if y.size and ((y < 0).any() or (y >= n_classes).any()):
+        raise InvalidParameterError(f"a class code lies outside [0, {n_classes}).")
+    eng = Engine()
+    S = sum(int(s) for s in sizes)
+    u = int(n_classes)
+    local = np.hstack([flat_one_hot(codes, sizes), one_hot_target(y, u, dtype=np.int64)])
+    blocks = []
+    for owner, count in enumerate(rows):
+        mine = F.encode(local) if owner == ctx.pid else None
+        blocks.append(await eng.input(mine, owner, (count, S + u)))
+    stacked = np.vstack(blocks) if blocks else np.zeros((0, S + u), dtype=np.uint64)
+    n = stacked.shape[0]
+    if depth == 0:
+        totals = F.sum(stacked[:, S:], axis=0).reshape(1, u)
+        root = await eng.to_mpyc(totals, sectype, lower=0, upper=n, label="root class counts")
+        return eng, None, root.reshape(1, u)
+    onehot = await eng.mul(stacked[:, :S, None], stacked[:, None, S:])  # (n, S, u)
+    return eng, SortedTable(eng, onehot.reshape(n, S * u), sizes, u, depth), None
+
+
+def sorted_table_fits(n_rows: int, numbers: SecureNumbers, n_candidates: int, **run: Any) -> bool:
+    """Whether the engine's comparisons hold the run's widest key with at least 30 masking bits.
+
+    The widest key is a noisy-max key, (n + 2 bound + 1) 2**k with k the rank bits of
+    the candidates (:func:`privet.mpc.vector.comparison_kappa`), or the exact split's
+    (n + 2) m + m.
+    """
+    from privet.mpc.vector import comparison_kappa
+
+    split_mech, leaf_mech = numbers.mechanisms(
+        run.get("leaf", "laplace"), run.get("split_epsilon"), run["leaf_epsilon"]
+    )
+    bound = max(int(getattr(m, "noise_bound", 0)) for m in (split_mech, leaf_mech) if m)
+    k = max(1, math.ceil(math.log2(n_candidates + 1)))
+    widest = max((n_rows + 2 * bound + 1) << k, (n_rows + 2) * n_candidates + n_candidates)
+    try:
+        comparison_kappa(widest.bit_length() + 1)
+    except InvalidParameterError:
+        return False
+    return True
+
+
+def use_sorted_table(
+    data_path: str,
+    *,
+    mpc_noise: str,
+    depth: int,
+    owner_tables: bool = False,
+    sample_rate: float | None = None,
+    fits: bool = True,
+) -> bool:
+    """Whether a learner's run takes the sorted-table path (``data_path`` "auto", "sorted", "partition").
+
+    "auto" takes it where it applies: the discrete samplers, depth >= 1, no owner
+    tables, no secret subsample, and keys narrow enough for the engine's
+    comparisons (``fits``, :func:`sorted_table_fits`). "sorted" where it does not
+    apply is refused here, on the host, before anything is launched or charged.
+    """
+    applies = mpc_noise == "discrete" and depth >= 1 and not owner_tables and sample_rate is None
+    if data_path == "sorted" and not (applies and fits):
+        raise InvalidParameterError(
+            "data_path='sorted' needs the discrete samplers (noise='discrete'), depth >= 1, "
+            "no owner tables, no secret subsample, and keys below 2**25 (rows plus twice the "
+            "noise bound, times the candidates' rank bits); use data_path='partition' or 'auto'."
+        )
+    return data_path == "sorted" or (data_path == "auto" and applies and fits)
 
 
 class RevealLog:

@@ -40,6 +40,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from privet.errors import InvalidParameterError, PrivetError
+from privet.learners._progress import advance
 from privet.learners.dp_boosting.binning import leaf_index, n_leaves
 from privet.ledger import Guarantee, Ledger, NeighbouringRelation, PrivacyPlan, Scope
 from privet.mechanisms import GaussianMechanism
@@ -243,4 +244,5 @@ def boost(
         tree = Tree(tuple(int(f) for f in feats), values)
         trees.append(tree)
         F += tree.predict(codes, domain_sizes)
+        advance(len(trees), len(schedule), "trees")  # a progress bar's step
     return trees

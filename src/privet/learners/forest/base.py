@@ -17,6 +17,7 @@ from privet.data import Schema
 from privet.errors import InvalidParameterError, NotFittedError
 from privet.learners._base import BaseTreeClassifier, _validate_params
 from privet.learners._params import Interval, StrOptions
+from privet.learners._progress import advance
 from privet.learners._trees.accounting import (
     ClaimRule,
     paper_claim,
@@ -196,7 +197,11 @@ class _BaseDPForest(BaseTreeClassifier):
         claim = self._claim_rule()
         subsets = self._subsets(scope, codes.shape[0], rng)
         self._check_subsets(subsets)
-        self._store([self._grow_tree(sc, codes, y_codes, rows, claim, rng) for sc, rows in subsets])
+        fitted = []
+        for sc, rows in subsets:
+            fitted.append(self._grow_tree(sc, codes, y_codes, rows, claim, rng))
+            advance(len(fitted), len(subsets), "trees")  # a progress bar's step
+        self._store(fitted)
 
     # -- predict -----------------------------------------------------------------
     def _codes_for_predict(self, X: Any) -> np.ndarray:

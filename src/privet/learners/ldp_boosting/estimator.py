@@ -26,7 +26,11 @@ from privet.learners.ldp_boosting._owners import assign_groups
 from privet.learners.ldp_boosting.centroid import CentroidLearner
 from privet.learners.ldp_boosting.logistic import LogisticLearner
 from privet.learners.ldp_boosting.randomisers import MECHANISMS, noise_is_off, randomiser_entry
-from privet.learners.ldp_boosting.samme import EXACT_SUMS_CLAIM, EXACT_SUMS_REASON, boost
+from privet.learners.ldp_boosting.samme import (
+    EXACT_SUMS_CLAIM,
+    EXACT_SUMS_REASON,
+    boost,
+)
 from privet.learners.ldp_boosting.secure_sum import mpc_sum, reference_sum
 from privet.learners.ldp_boosting.stump import StumpLearner
 from privet.ledger import (
@@ -53,7 +57,11 @@ class LDPBoostingClassifier(ClassifierMixin, BaseEstimator):
     so every owner spends its budget once (Sec. 3.4.1). The base classifier of
     the round is aggregated from the perturbed shares (Sec. 3.5), the owners add
     their weighted errors with a secure sum (Alg. 2 lines 11-13) and update their
-    weights locally.
+    weights locally. A round whose released error is at least 1 - 1/K (no better
+    than chance) is discarded (SAMME's rule). Before round 1, one more fresh group
+    reports its class frequencies with the same randomiser at epsilon: the
+    perturbed class prior is SAMME's round 0 (the base score), so a model whose
+    every round is discarded predicts the estimated majority class.
 
     Parameters
     ----------
@@ -67,9 +75,11 @@ class LDPBoostingClassifier(ClassifierMixin, BaseEstimator):
     epsilon : float, default=1.0
         Each owner's total local privacy budget.
     n_rounds : int, default=10
-        Number M of base classifiers; needs ``n_rounds * owners_per_round`` owners.
+        Number M of boosting rounds; needs ``(n_rounds + 1) * owners_per_round``
+        owners (one more group reports the class prior).
     owners_per_round : int or None, default=None
-        |H|; ``None`` uses all owners, split evenly over the rounds.
+        |H|; ``None`` uses all owners, split evenly over the prior group and the
+        rounds.
     strict : bool, default=True
         True: the weighted-error sums are perturbed too (a fraction
         ``error_fraction`` of epsilon), stump branch labels are read from the
@@ -86,7 +96,9 @@ class LDPBoostingClassifier(ClassifierMixin, BaseEstimator):
         edges: the middle of the range), and the public classes.
     ledger : Ledger, Scope or None, default=None
         A replace-one ledger (local randomisers are accounted under replace-one).
-        ``None``: a new ledger with budget epsilon (strict) or unbounded (faithful).
+        ``None``: a new ledger with budget epsilon (strict). The faithful variant
+        (``strict=False``) releases exact sums and needs an explicit
+        ``Ledger(budget=Guarantee.unbounded(), relation="replace_one")``.
     secure_sum : {"reference", "mpc"}, default="reference"
         "mpc" runs each secure sum as ``n_parties`` MPyC processes over TCP, the
         owners grouped into them; "reference" computes the same fixed-point sums
@@ -99,13 +111,28 @@ class LDPBoostingClassifier(ClassifierMixin, BaseEstimator):
     ----------
     classes_, n_features_in_, schema_
     estimators_ : list
-        The base classifiers T_m (on the unit scale).
+        The accepted base classifiers T_m (on the unit scale).
     estimator_weights_ : ndarray
-        alpha_m.
+        alpha_m of the accepted rounds.
     estimator_errors_ : ndarray
-        The err_m released in each round.
+        The error SAMME used in each accepted round: err_m (faithful), or its
+        upper confidence bound err_m + z sd_m (strict; see ``samme.error_sd``);
+        ``estimator_weights_`` is SAMME's alpha of it.
+    estimator_rounds_ : ndarray
+        The round (0-based) of each accepted base classifier.
+    round_errors_ : ndarray
+        The err_m released in every round, accepted or discarded.
+    discarded_rounds_ : list of int
+        Rounds whose released error was >= 1 - 1/K.
+    prior_ : ndarray
+        The class frequencies estimated from the prior group's perturbed reports.
+    prior_class_ : int
+        Its largest class (code); the round-0 classifier T_0.
+    prior_weight_ : float
+        alpha_0 of T_0 (0 when the prior is no better than chance).
     owner_groups_ : list of ndarray
-        The owners (labels as given to ``fit``) of each round; disjoint.
+        The owners (labels as given to ``fit``) of the prior group (first) and of
+        each round; disjoint.
     ledger_, privacy_spent_, privacy_claim_, mpc_stats_
 
     Notes
@@ -234,7 +261,10 @@ class LDPBoostingClassifier(ClassifierMixin, BaseEstimator):
                     step=f"round {m}",
                     claim=EXACT_SUMS_CLAIM,
                 )
-        part = plan.partition(int(self.n_rounds), stable=True, label="owner group")
+        # n_rounds round groups and the prior group, all disjoint. The plan's partition
+        # is homogeneous: every part is planned with a round's charges; the prior group
+        # is charged one LocalRandomiser(epsilon) instead, which costs the same epsilon.
+        part = plan.partition(int(self.n_rounds) + 1, stable=True, label="owner group")
         if not self.strict and self.base in ("stump", "centroid"):
             part.charge(NonPrivate(reason="exact labels"), mechanism="labels in the clear")
         part.charge(
@@ -255,7 +285,16 @@ class LDPBoostingClassifier(ClassifierMixin, BaseEstimator):
         led = self.ledger
         name = type(self).__name__
         needs_unbounded = (not self.strict) or noise_is_off()
-        if led is None:
+        if led is None and not self.strict:  # a non-private fit is never implicit
+            refuse_non_private(
+                self,
+                what="The paper-faithful variant (strict=False) opens exact weighted-error sums "
+                "and exact labels.",
+                fix="Use strict=True, or pass ledger=Ledger(budget=Guarantee.unbounded(), "
+                "relation='replace_one') to run it knowingly and see it reported as "
+                "epsilon = infinity.",
+            )
+        if led is None:  # the noise-off testing hook was acknowledged by its keyword
             budget = Guarantee.unbounded() if needs_unbounded else Guarantee(float(self.epsilon))
             self.ledger_ = Ledger(budget=budget, relation=REPLACE_ONE, dataset="owners' data")
             return self.ledger_.root
@@ -321,13 +360,15 @@ class LDPBoostingClassifier(ClassifierMixin, BaseEstimator):
                 f"{n_owners}. Nothing was charged."
             )
         per = self.owners_per_round
-        per = n_owners // int(self.n_rounds) if per is None else int(per)
-        if per < 1 or per * int(self.n_rounds) > n_owners:
+        groups = int(self.n_rounds) + 1
+        per = n_owners // groups if per is None else int(per)
+        if per < 1 or per * groups > n_owners:
             raise InvalidParameterError(
                 f"{name}: n_rounds={self.n_rounds} rounds of owners_per_round="
-                f"{self.owners_per_round} owners need {max(per, 1) * int(self.n_rounds)} distinct "
-                f"owners (each owner takes part in one round only), but there are {n_owners}. "
-                "Lower n_rounds or owners_per_round. Nothing was charged."
+                f"{self.owners_per_round} owners, and one group for the class prior, need "
+                f"{max(per, 1) * groups} distinct owners (each owner takes part in one round "
+                f"only), but there are {n_owners}. Lower n_rounds or owners_per_round. "
+                "Nothing was charged."
             )
         return labels, codes.astype(np.int64)
 
@@ -353,9 +394,13 @@ class LDPBoostingClassifier(ClassifierMixin, BaseEstimator):
                 raise SchemaError(f"X has {Xu.shape[0]} rows but y has {y_codes.shape[0]}.")
             labels, codes = self._owners(owners, Xu.shape[0])
             rng = np.random.default_rng(self.random_state)
-            per = self.owners_per_round or labels.size // int(self.n_rounds)
-            groups = assign_groups(labels.size, int(self.n_rounds), int(per), rng)
-            parts = scope.partition([f"owner group {m}" for m in range(len(groups))], stable=True)
+            per = self.owners_per_round or labels.size // (int(self.n_rounds) + 1)
+            groups = assign_groups(labels.size, int(self.n_rounds) + 1, int(per), rng)
+            parts = scope.partition(
+                ["owner group 0 (class prior)"]
+                + [f"owner group {m} (round {m})" for m in range(1, len(groups))],
+                stable=True,
+            )
             eps_share, eps_err = self._epsilons()
             if self.secure_sum == "mpc":
 
@@ -371,14 +416,17 @@ class LDPBoostingClassifier(ClassifierMixin, BaseEstimator):
                 Xu=Xu,
                 y=y_codes,
                 owner_codes=codes,
-                groups=groups,
+                groups=groups[1:],
                 n_classes=schema.n_classes,
                 mechanism=self.mechanism,
                 epsilon_share=eps_share,
                 epsilon_error=eps_err,
                 strict=bool(self.strict),
                 root=scope,
-                round_scopes=parts,
+                round_scopes=parts[1:],
+                prior_group=groups[0],
+                prior_scope=parts[0],
+                epsilon_prior=float(self.epsilon),
                 secure_sum=summer,
                 caller=caller,
                 share_claim=Claim(float(self.epsilon), source=CLAIM_SOURCE, note=CLAIM_NOTE),
@@ -387,6 +435,13 @@ class LDPBoostingClassifier(ClassifierMixin, BaseEstimator):
         self.estimators_ = result.models
         self.estimator_weights_ = np.asarray(result.alphas)
         self.estimator_errors_ = np.asarray(result.errors)
+        accepted = [m for m in range(int(self.n_rounds)) if m not in result.discarded]
+        self.estimator_rounds_ = np.asarray(accepted, dtype=np.int64)
+        self.round_errors_ = np.asarray(result.round_errors)
+        self.discarded_rounds_ = list(result.discarded)
+        self.prior_ = np.asarray(result.prior)
+        self.prior_class_ = int(result.prior_class)
+        self.prior_weight_ = float(result.prior_alpha)
         self.mpc_stats_ = result.stats
         self.owner_groups_ = [labels[g] for g in groups]
         self.classes_ = np.asarray(schema.classes)
@@ -399,23 +454,31 @@ class LDPBoostingClassifier(ClassifierMixin, BaseEstimator):
     def _check_fitted(self) -> None:
         require_fitted(self, "estimators_")
 
+    def _prior_votes(self, n: int) -> np.ndarray:
+        votes = np.zeros((n, self.classes_.size))
+        votes[:, self.prior_class_] += self.prior_weight_
+        return votes
+
     def decision_function(self, X: Any) -> np.ndarray:
-        """sum_m alpha_m I(T_m(x) = k) / sum_m alpha_m, shape (n, K)."""
+        """(alpha_0 I(T_0 = k) + sum_m alpha_m I(T_m(x) = k)) / sum of alphas, shape (n, K)."""
         self._check_fitted()
         Xu = self._scale(self.schema_, X, what="predict")
-        votes = np.zeros((Xu.shape[0], self.classes_.size))
+        votes = self._prior_votes(Xu.shape[0])
         for model, alpha in zip(self.estimators_, self.estimator_weights_, strict=True):
             votes[np.arange(Xu.shape[0]), model.predict(Xu)] += alpha
-        total = float(np.sum(self.estimator_weights_))
+        total = float(np.sum(self.estimator_weights_)) + self.prior_weight_
         return votes / total if total > 0 else votes
 
     def staged_predict(self, X: Any) -> Any:
-        """Predictions after each round (for error vs number of base learners)."""
+        """Predictions after each of the ``n_rounds`` rounds (a discarded round changes nothing)."""
         self._check_fitted()
         Xu = self._scale(self.schema_, X, what="predict")
-        votes = np.zeros((Xu.shape[0], self.classes_.size))
-        for model, alpha in zip(self.estimators_, self.estimator_weights_, strict=True):
-            votes[np.arange(Xu.shape[0]), model.predict(Xu)] += alpha
+        votes = self._prior_votes(Xu.shape[0])
+        models = dict(zip(self.estimator_rounds_.tolist(), self.estimators_, strict=True))
+        alphas = dict(zip(self.estimator_rounds_.tolist(), self.estimator_weights_, strict=True))
+        for m in range(int(self.n_rounds)):
+            if m in models:
+                votes[np.arange(Xu.shape[0]), models[m].predict(Xu)] += alphas[m]
             yield self.classes_[np.argmax(votes, axis=1)]
 
     def predict_proba(self, X: Any) -> np.ndarray:

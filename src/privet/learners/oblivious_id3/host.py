@@ -35,7 +35,8 @@ class SharedModel:
         Party i's shares (Shamir, evaluation point i + 1) and the model's
         public shape: ``width``, ``n_attributes``, ``n_classes``, ``depth``.
     reveals : tuple of dict
-        Party 0's log of openings during training (empty: nothing is opened).
+        Party 0's log of openings during training: empty on the partition-vector path; on
+        the sorted table only openings labelled ``[data-independent]`` (no data, no charge).
     stats : RunStats
     testing_noise : bool
     params : dict
@@ -77,6 +78,7 @@ def run_oblivious_id3(
     width: int | None = None,
     numbers: SecureNumbers | None = None,
     sample_rate: float | None = None,
+    sorted_table: bool = False,
     _testing_noise: int | None = None,
     **launch: Unpack[LaunchOptions],
 ) -> SharedModel:
@@ -86,6 +88,8 @@ def run_oblivious_id3(
     (``split="exponential"``); ``leaf_epsilon`` the budget of each leaf.
     ``numbers``: the secure type and the samplers
     (:class:`~privet.learners._protocols.numbers.SecureNumbers`).
+    ``sorted_table=True``: the rows kept secretly sorted in the vector engine (the same
+    secret tree, a cost linear in the rows; discrete samplers, depth >= 1).
     ``launch``: ``backend``, ``parties``, ``timeout``, ``run_timeout`` of
     :func:`~privet.learners._protocols.host.run_program`.
     """
@@ -101,6 +105,8 @@ def run_oblivious_id3(
         **(numbers if numbers is not None else SecureNumbers()).args(),
         "sample_rate": None if sample_rate is None else float(sample_rate),
     }
+    if sorted_table:
+        args["sorted_table"] = True
     if _testing_noise is not None:
         args["_testing_noise"] = int(_testing_noise)
     result = run_program(f"{PROGRAMS}:train_oblivious_id3", args, codes, y_codes, **launch)
@@ -123,6 +129,7 @@ def launch_prediction(
     backend: str,
     timeout: float,
     run_timeout: float | None,
+    extra_args: dict[str, Any] | None = None,
 ) -> Any:
     """Run an oblivious prediction program: party ``i`` gets ``shares[i]`` as ``key``.
 
@@ -136,10 +143,21 @@ def launch_prediction(
     if not 0 <= querier < parties:
         raise InvalidParameterError(f"querier must be a party index < {parties}, got {querier}.")
     query_codes = np.asarray(query_codes, dtype=np.int64)
+    bounds = np.asarray([int(v) for v in sizes], dtype=np.int64)
+    if query_codes.ndim != 2 or query_codes.shape[1] != bounds.size:
+        raise InvalidParameterError(
+            f"queries must be codes of shape (n, {bounds.size}), got {query_codes.shape}."
+        )
+    if query_codes.size and ((query_codes < 0) | (query_codes >= bounds)).any():
+        raise InvalidParameterError(
+            "a query code lies outside its attribute's domain (the schema's sizes); encode the "
+            "queries with the schema the model was trained with."
+        )
     public = {
         "n_queries": int(query_codes.shape[0]),
         "sizes": [int(s) for s in sizes],
         "querier": int(querier),
+        **(extra_args or {}),
     }
     if backend == "local":
         if parties != 1:
@@ -178,13 +196,18 @@ def run_oblivious_predict(
     backend: str = "mpc",
     timeout: float = 60.0,
     run_timeout: float | None = None,
+    method: str = "sorted",
 ) -> PredictRun:
     """Algorithm 4: the querier (a party) inputs its records, only it learns the labels.
 
     The parties must be the ones that trained ``model`` (same number, same
-    order): each loads its own shares.
+    order): each loads its own shares. ``method``: ``"sorted"`` (path evaluation
+    in the vector engine, cost independent of the number of leaves) or
+    ``"leaves"`` (every leaf for every query, Alg. 4 unrolled); the same labels.
     """
+    if method not in ("sorted", "leaves"):
+        raise InvalidParameterError(f"method must be 'sorted' or 'leaves', got {method!r}.")
     target = f"{PROGRAMS}:predict_oblivious_id3"
-    args = (query_codes, sizes, querier, backend, timeout, run_timeout)
+    args = (query_codes, sizes, querier, backend, timeout, run_timeout, {"method": method})
     result = launch_prediction(target, "model", list(model.shares), *args)
     return PredictRun.from_result(result, querier)

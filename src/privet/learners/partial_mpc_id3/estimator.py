@@ -97,6 +97,18 @@ class PartialMPCID3Classifier(BaseTreeClassifier):
         of the computing parties, as privet runs them.
         A tree of a forest trained on a secret subsample shares rows whatever
         this says (the subsample must stay secret from the owners too).
+    data_path : {"auto", "sorted", "partition"}, default="auto"
+        How the protocol computes the contingency tables of the outsourced rows
+        (seed 000's setting: the owners share their rows, the servers see only
+        shares). ``"sorted"``: the rows are kept secretly sorted by node in the
+        vector engine (:mod:`privet.learners._protocols.grouped`, after Hamada
+        et al. 2023) and every secure step runs there, a cost linear in the rows
+        whatever the number of nodes; the same values are opened and charged
+        (plus openings of data-independent values, labelled as such).
+        ``"partition"``: one secret partition vector per node in MPyC (App. B's
+        MPC-Partition). ``"auto"``: ``"sorted"`` where it applies (discrete
+        noise, depth >= 1, no owner tables, no secret subsample), else
+        ``"partition"``.
     schema : privet.data.Schema or None
         Public attribute domains (required unless ``public_domain="infer"``).
     ledger : Ledger, Scope or None
@@ -150,6 +162,7 @@ class PartialMPCID3Classifier(BaseTreeClassifier):
         "parties": [Interval(Integral, 1, None, closed="left")],
         "timeout": [Interval(Real, 1, None, closed="left")],
         "owner_tables": ["boolean"],
+        "data_path": [StrOptions({"auto", "sorted", "partition"})],
         "ledger": "no_validation",  # checked in _validate_params / _scope
     }
 
@@ -164,6 +177,7 @@ class PartialMPCID3Classifier(BaseTreeClassifier):
         parties: int = 3,
         timeout: float = 60.0,
         owner_tables: bool = False,
+        data_path: str = "auto",
         schema: Any = None,
         ledger: Any = None,
         public_domain: str = "schema",
@@ -177,6 +191,7 @@ class PartialMPCID3Classifier(BaseTreeClassifier):
         self.parties = parties
         self.timeout = timeout
         self.owner_tables = owner_tables
+        self.data_path = data_path
         self.schema = schema
         self.ledger = ledger
         self.public_domain = public_domain
@@ -288,7 +303,11 @@ class PartialMPCID3Classifier(BaseTreeClassifier):
         them; if the run fails part-way, what was opened is unknown, so the
         whole reserved plan is charged (conservative) before the error is raised.
         """
-        from privet.learners._protocols.programs import sized_numbers  # loads MPyC
+        from privet.learners._protocols.programs import (  # loads MPyC
+            sized_numbers,
+            sorted_table_fits,
+            use_sorted_table,
+        )
         from privet.learners.partial_mpc_id3.host import run_partial_mpc_id3
         from privet.learners.partial_mpc_id3.replay import ReplayOps
 
@@ -306,6 +325,21 @@ class PartialMPCID3Classifier(BaseTreeClassifier):
             leaf_epsilon=eps,
             leaf=self.leaf,
         )
+        sorted_path = use_sorted_table(
+            self.data_path,
+            mpc_noise=numbers.mpc_noise,
+            depth=depth,
+            owner_tables=bool(self.owner_tables),
+            sample_rate=sample_rate,
+            fits=sorted_table_fits(
+                codes.shape[0],
+                numbers,
+                schema.n_features,
+                split_epsilon=eps,
+                leaf_epsilon=eps,
+                leaf=self.leaf,
+            ),
+        )
         with charged_in_full_on_failure(self, scope, schema):
             run = run_partial_mpc_id3(
                 codes,
@@ -318,6 +352,7 @@ class PartialMPCID3Classifier(BaseTreeClassifier):
                 numbers=numbers,
                 sample_rate=sample_rate,
                 owner_tables=bool(self.owner_tables) and sample_rate is None,
+                sorted_table=sorted_path,
                 backend=self.backend,
                 parties=self.parties,
                 timeout=self.timeout,

@@ -30,6 +30,7 @@ def run_partial_mpc_id3(
     numbers: SecureNumbers | None = None,
     sample_rate: float | None = None,
     owner_tables: bool = False,
+    sorted_table: bool = False,
     _testing_noise: int | None = None,
     **launch: Unpack[LaunchOptions],
 ) -> TreeRun:
@@ -42,7 +43,9 @@ def run_partial_mpc_id3(
     ``sample_rate=g`` trains on a secret Poisson subsample of rate g drawn
     inside MPC (App. D.1 forests). ``owner_tables=True``: owners input their
     local counts of the public paths (same openings, cost independent of the
-    rows; see ``train_partial_mpc_id3``). ``launch``: ``backend``, ``parties``,
+    rows; see ``train_partial_mpc_id3``). ``sorted_table=True``: the rows are kept
+    secretly sorted by node in the vector engine (same openings of DP values, plus
+    data-independent openings; cost linear in the rows). ``launch``: ``backend``, ``parties``,
     ``timeout``, ``run_timeout`` of :func:`~privet.learners._protocols.host.run_program`.
     """
     args: dict[str, Any] = {
@@ -56,6 +59,8 @@ def run_partial_mpc_id3(
     }
     if owner_tables:
         args["owner_tables"] = True
+    if sorted_table:
+        args["sorted_table"] = True
     if _testing_noise is not None:
         args["_testing_noise"] = int(_testing_noise)
     result = run_program(f"{PROGRAMS}:train_partial_mpc_id3", args, codes, y_codes, **launch)

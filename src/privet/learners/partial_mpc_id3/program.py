@@ -14,13 +14,14 @@ from privet.errors import InvalidParameterError
 from privet.learners._protocols.common import (
     check_range,
 )
-from privet.learners._protocols.noise import make_noise
+from privet.learners._protocols.noise import VectorNoise, make_noise
 from privet.learners._protocols.numbers import SecureNumbers
 from privet.learners._protocols.programs import (
     RevealLog,
     input_training_data,
+    share_sorted_table,
 )
-from privet.learners.partial_mpc_id3.protocol import partial_mpc_id3
+from privet.learners.partial_mpc_id3.protocol import partial_mpc_id3, partial_mpc_id3_sorted
 from privet.mpc.party import PartyContext
 
 
@@ -35,6 +36,7 @@ async def train_partial_mpc_id3(
     leaf: str = "laplace",
     sample_rate: float | None = None,
     owner_tables: bool = False,
+    sorted_table: bool = False,
     _testing_noise: int | None = None,
     **numbers: Any,
 ) -> dict[str, Any]:
@@ -46,7 +48,21 @@ async def train_partial_mpc_id3(
     and inputs those tables (:class:`~privet.learners._protocols.common.OwnerTables`);
     the same values are opened, at a cost that no longer grows with the rows. Not
     with ``sample_rate`` (the subsample must stay secret, from the owners too).
+    ``sorted_table=True``: the outsourced rows are kept secretly sorted by node in
+    the vector engine (:mod:`privet.learners._protocols.grouped`); the same secret
+    tables reach the same scores, noisy selections and leaf updates, computed in the
+    engine, at a cost linear in the rows whatever the number of nodes. Discrete
+    samplers and depth >= 1 only; not with ``owner_tables`` or ``sample_rate``.
     """
+    if sorted_table and (owner_tables or sample_rate is not None or depth < 1):
+        raise InvalidParameterError(
+            "sorted_table=True shares the rows in the vector engine; it needs depth >= 1 and "
+            "does not combine with owner_tables or a secret subsample (sample_rate)."
+        )
+    if sorted_table and numbers.get("mpc_noise") != "discrete":
+        raise InvalidParameterError(
+            "sorted_table=True draws the discrete samplers' noise; use mpc_noise='discrete'."
+        )
     if owner_tables and sample_rate is not None:
         raise InvalidParameterError(
             "owner_tables=True counts every owner's rows in the clear, so it cannot train on "
@@ -60,6 +76,26 @@ async def train_partial_mpc_id3(
     if fmt.mpc_noise == "discrete":  # noisy scores and their tie-breaking keys
         bound = n + 2 * max(split_mech.noise_bound, leaf_mech.noise_bound) + 2
         check_range("the noisy-max keys", bound, split_mech.sectype)
+    if sorted_table:
+        with RevealLog() as log:
+            eng, table, root = await share_sorted_table(
+                ctx, data, rows, sizes, n_classes, depth, split_mech.sectype
+            )
+            if not noise.testing:
+                noise = VectorNoise(eng)  # the same coins, drawn in the vector engine
+            nodes = await partial_mpc_id3_sorted(
+                table,
+                root,
+                sizes,
+                n_classes,
+                n,
+                depth,
+                split_mechanism=split_mech,
+                leaf_mechanism=leaf_mech,
+                leaf=leaf,
+                noise=noise,
+            )
+        return {"nodes": nodes, "reveals": log.events, "testing_noise": noise.testing}
     with RevealLog() as log:
         D, C, tables = await input_training_data(
             ctx,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import re
 import tempfile
 from collections.abc import Iterator
 from numbers import Integral, Real
@@ -14,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from privet.data import Schema
-from privet.errors import InvalidParameterError, MPCError, SchemaError
+from privet.errors import BudgetExceededError, InvalidParameterError, MPCError, SchemaError
 from privet.learners._base import (
     BaseTreeClassifier,
     _validate_params,
@@ -27,11 +28,11 @@ from privet.learners.secure_sum_id3 import protocol as proto
 from privet.learners.secure_sum_id3.field import check_prime, choose_prime
 from privet.learners.secure_sum_id3.grower import TreeArrays
 from privet.learners.secure_sum_id3.reference import grow_reference
+from privet.learners.secure_sum_id3.sharing import SummationIntegrityError
+from privet.learners.secure_sum_id3.verified import ACCUSES
 from privet.ledger import (
     Claim,
-    Guarantee,
     Laplace,
-    Ledger,
     NeighbouringRelation,
     NonPrivate,
     PrivacyPlan,
@@ -79,7 +80,9 @@ class SecureSumID3Classifier(BaseTreeClassifier):
     Parameters
     ----------
     epsilon : float or None, default=None
-        Total budget of the DP variant; None runs the exact protocol.
+        Total budget of the DP variant; None runs the exact protocol, which has no
+        DP guarantee and is refused unless ``ledger`` is given with
+        ``budget=Guarantee.unbounded()`` (a non-private fit is never implicit).
     max_depth : int or None, default=None
         Maximum number of splits on a path. None: no limit in the exact
         protocol (Alg. 3 stops when no attribute is left), and
@@ -91,9 +94,16 @@ class SecureSumID3Classifier(BaseTreeClassifier):
         ``"shamir"``: the paper's protocol, every party an OS process
         talking over TCP through MPyC's runtime; ``"mpyc"``: the same party
         processes, summing with MPyC's built-in Shamir secret sharing.
-    verify : {"two", "all"}, default="two"
+    verify : {"two", "all", "malicious"}, default="two"
         Sec. 4.3: compare the sums from two different (2n-1)-subsets of the
-        2n intermediate results, or from all 2n.
+        2n intermediate results, or from all 2n. Neither catches a party that
+        shifts both of its results consistently (see Notes).
+        ``"malicious"``: sharing polynomials of degree 2n - 3, a masked random
+        linear check of every party's results against the dealers' signed
+        combinations, Ed25519-signed messages; a wrong result stops the run
+        with :class:`SummationIntegrityError` naming the party that sent it
+        (``accused``). Needs at least 3 parties; used by ``backend="shamir"``
+        (:mod:`~privet.learners.secure_sum_id3.verified`).
     prime : int or None, default=None
         The field Z_p of the summation; it must exceed twice the largest sum.
         By default the exact protocol uses 65,521 when the rows fit (shares
@@ -131,8 +141,16 @@ class SecureSumID3Classifier(BaseTreeClassifier):
     Integrity: the Sec. 4.3 check detects a party that changes one of its two
     intermediate results, but not one that shifts both along the error
     polynomial of :meth:`~privet.learners.secure_sum_id3.sharing.SharingPlan.undetectable_shift`
-    (the paper's probability bound for a lone cheater does not hold); the
-    protocol is sound for honest-but-curious parties only.
+    (the paper's probability bound for a lone cheater does not hold); with
+    ``verify="two"`` or ``"all"`` the protocol is sound for honest-but-curious
+    parties only. ``verify="malicious"`` holds against one malicious party
+    (the others may be curious): it is detected and named whenever its results
+    are not the sum of the shares dealt to it, whenever its published
+    combination does not match what it dealt, and whenever it sends different
+    values to different parties; it can still choose its own input (any
+    protocol allows that) and make the run stop (abort with identification,
+    no guaranteed output). Two or more colluding malicious parties can again
+    shift a sum unseen. See ``docs/secure_sum_id3.md``.
 
     References
     ----------
@@ -147,7 +165,7 @@ class SecureSumID3Classifier(BaseTreeClassifier):
         "max_depth": [Interval(Integral, 0, None, closed="left"), None],
         "n_parties": [Interval(Integral, 1, None, closed="left")],
         "backend": [StrOptions({"reference", "shamir", "mpyc"})],
-        "verify": [StrOptions({"two", "all"})],
+        "verify": [StrOptions({"two", "all", "malicious"})],
         "prime": [Interval(Integral, 2, None, closed="left"), None],
         "timeout": [Interval(Real, 0, None, closed="neither")],
         "ledger": "no_validation",
@@ -251,7 +269,16 @@ class SecureSumID3Classifier(BaseTreeClassifier):
                 f"n_parties={self.n_parties}: one party only has nothing to sum with; fit "
                 "an ID3Classifier on its own data instead."
             )
-        if self.epsilon is None and self.ledger is not None:
+        if self.epsilon is None and self.ledger is None:
+            raise BudgetExceededError(
+                f"{type(self).__name__}(epsilon=None) runs the paper's protocol, which "
+                "releases the exact counts of every tree node to every party (seed 001, Alg. "
+                "3): no DP guarantee (epsilon = infinity). A non-private fit needs an explicit "
+                "unbounded ledger: pass ledger=Ledger(budget=Guarantee.unbounded()) to run it "
+                "knowingly, or epsilon=... for the sound variant (distributed discrete-Laplace "
+                "noise on the counts, proven). Nothing was charged."
+            )
+        if self.epsilon is None:
             refuse_non_private(
                 self,
                 what=(
@@ -268,9 +295,6 @@ class SecureSumID3Classifier(BaseTreeClassifier):
             )
 
     def _open_scope(self) -> Scope:
-        if self.epsilon is None and self.ledger is None:
-            self.ledger_ = Ledger(budget=Guarantee.unbounded(), dataset="training data")
-            return self.ledger_.root
         return self._scope(float(self.epsilon) if self.epsilon is not None else math.inf)
 
     # -- fit -------------------------------------------------------------------
@@ -304,6 +328,13 @@ class SecureSumID3Classifier(BaseTreeClassifier):
         scope = self._open_scope()
         with self._reserve(plan, scope) as res:
             codes, ys = self._party_data(X, y, parties, datasets)
+            if self.verify == "malicious" and self.backend == "shamir" and len(ys) < 3:
+                raise InvalidParameterError(
+                    f"verify='malicious' needs at least 3 parties, got {len(ys)}: with two, "
+                    "each party's shares determine the other's polynomial of degree 2n - 3 = 1 "
+                    "(and the sum tells it the other's value anyway). Use more parties or "
+                    "verify='two'. Nothing was charged."
+                )
             entries = self._level_entries(self.schema_)
             n_rows = sum(len(v) for v in ys)
             margin = 0 if self.epsilon is None else int(NOISE_TAIL * max(e.scale for e in entries))
@@ -437,7 +468,7 @@ class SecureSumID3Classifier(BaseTreeClassifier):
     def _run_parties(
         self, codes: list[np.ndarray], ys: list[np.ndarray], entries: list[Any], prime: int
     ) -> TreeArrays:
-        from privet.mpc import launch
+        from privet.mpc import MPCPartyError, launch
 
         tamper = getattr(self, "_testing_tamper", None)
         k = len(ys)
@@ -457,15 +488,31 @@ class SecureSumID3Classifier(BaseTreeClassifier):
                 "scales": None if self.epsilon is None else [e.scale for e in entries],
                 "tamper": tamper,
             }
-            run = launch(
-                f"{proto.__file__}:program",
-                args,
-                parties=k,
-                threshold=0 if self.backend == "shamir" else None,
-                party_args=party_args,
-                timeout=float(self.timeout),
-                mpyc_options=("--no-prss",),
-            )
+            try:
+                run = launch(
+                    f"{proto.__file__}:program",
+                    args,
+                    parties=k,
+                    threshold=0 if self.backend == "shamir" else None,
+                    party_args=party_args,
+                    timeout=float(self.timeout),
+                    mpyc_options=("--no-prss",),
+                    # up to 128 processes on a few cores: one BLAS thread each
+                    env={"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"},
+                )
+            except MPCPartyError as exc:
+                accusations = _accusations(exc)
+                if not accusations:
+                    raise
+                accused = tuple(sorted({a for named in accusations.values() for a in named}))
+                raise SummationIntegrityError(
+                    f"verify='malicious': the parties stopped the run and named party "
+                    f"{', '.join(map(str, accused))} as the sender of a wrong value "
+                    f"({'; '.join(f'party {i} names {list(v)}' for i, v in sorted(accusations.items()))}"
+                    f"). {exc.descriptions[min(accusations)].splitlines()[0]}",
+                    accused=accused,
+                    accusations=accusations,
+                ) from exc
         digests = {r["digest"] for r in run.results}
         if len(digests) != 1:
             raise MPCError(
@@ -522,6 +569,16 @@ class _ScopeTracker:
 
     def replay(self, tree: TreeArrays) -> None:
         self.charge_level(list(tree.opened), tree)
+
+
+def _accusations(exc: Any) -> dict[int, tuple[int, ...]]:
+    """Which parties each party named in a ``verify="malicious"`` stop (from its message)."""
+    out = {}
+    for party, text in exc.descriptions.items():
+        found = re.search(re.escape(ACCUSES) + r" \[([0-9, ]*)\]", text or "")
+        if found:
+            out[party] = tuple(int(x) for x in found.group(1).split(",") if x.strip())
+    return out
 
 
 def _to_tree(arrays: TreeArrays, n_classes: int) -> Tree:

@@ -29,6 +29,8 @@ import numpy as np
 from .field import DEFAULT_PRIME, FieldSampler
 from .grower import Level, LevelGrower, TreeArrays, local_counts, route
 from .sharing import SharingPlan, agree_points, mpyc_sum, noise_shares, shamir_sum
+from .verified import setup as verified_setup
+from .verified import verified_sum
 
 CHUNK_ELEMENTS = 2_000_000
 """Field elements per party and summation chunk (counts x 2n): bounds memory."""
@@ -86,9 +88,11 @@ async def program(
     and ``y``), computes its local counts, and learns only the sums and the
     public tree. ``scales`` (one per level) turns on the DP variant: the party
     adds its share of discrete-Laplace noise to its counts before summation.
-    ``tamper={"party": i, "round": r, "kind": "result" | "reveal" | "shift" | "stall"}`` is
-    the testing hook of a malicious party i in round r (see :func:`shamir_sum`;
-    ``"stall"`` hangs there).
+    ``verify="malicious"`` runs every summation with :func:`.verified.verified_sum`
+    (degree 2n - 3, masked linear checks, signed messages; needs n >= 3).
+    ``tamper={"party": i, "round": r, "kind": ...}`` is the testing hook of a
+    malicious party i in round r (see :func:`shamir_sum` and
+    :func:`.verified.verified_sum` for the kinds; ``"stall"`` hangs there).
     """
     import time
 
@@ -100,8 +104,11 @@ async def program(
     sampler = FieldSampler(prime)  # the sharing polynomials' coefficients
     noisy = scales is not None
     grower = LevelGrower(sizes, n_classes, max_depth, marginals=not noisy, noisy=noisy)
-    plan = None
-    if backend == "shamir":
+    plan: Any = None
+    keys = None
+    if backend == "shamir" and verify == "malicious":
+        plan, keys = await verified_setup(mpc, n, prime)
+    elif backend == "shamir":
         plan = SharingPlan(n, await agree_points(mpc, n, prime), prime)
     slot = np.zeros(y.shape[0], dtype=np.int64)
     level: Level | None = grower.root()
@@ -120,7 +127,9 @@ async def program(
                 bad = tamper.get("kind", "result")
                 if bad == "stall":  # a party that hangs (killed by the test)
                     await asyncio.sleep(3600)
-            if backend == "shamir":
+            if keys is not None:
+                total[a:b] = await verified_sum(mpc, plan, keys, vec[a:b], sampler, tamper=bad)
+            elif backend == "shamir":
                 total[a:b] = await shamir_sum(
                     mpc, plan, vec[a:b], sampler, verify=verify, tamper=bad
                 )

@@ -38,7 +38,23 @@ from .field import (
 
 
 class SummationIntegrityError(MPCError):
-    """A party's intermediate results are inconsistent (Sec. 4.3): the protocol stops."""
+    """A party's intermediate results are inconsistent (Sec. 4.3): the protocol stops.
+
+    With ``verify="malicious"`` the estimator raises it with ``accused`` (the
+    parties named as senders of a wrong value) and ``accusations`` (which
+    parties each party named, read from its message).
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        accused: tuple[int, ...] = (),
+        accusations: dict[int, tuple[int, ...]] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.accused = tuple(accused)
+        self.accusations = dict(accusations or {})
 
 
 # ------------------------------------------------------- Alg. 1-2, Sec. 4.3
@@ -103,13 +119,7 @@ class SharingPlan:
         Used by the testing hook ``tamper="shift"`` and documented in
         ``docs/secure_sum_id3.md``.
         """
-        p = self.p
-        own = (2 * party, 2 * party + 1)
-        others = [x for k, x in enumerate(self.points) if k not in own]
-        at_zero = math.prod((-x) % p for x in others) % p
-        c = int(delta) * pow(at_zero, -1, p) % p
-        e0, e1 = (c * math.prod((self.points[k] - x) % p for x in others) % p for k in own)
-        return e0, e1
+        return consistent_shift(self.points, party, delta, self.p)
 
     def share(self, values: np.ndarray, sampler: FieldSampler) -> np.ndarray:
         """Alg. 1 (distribution phase) for every value at once: (L,) -> shares (2n, L)."""
@@ -146,6 +156,22 @@ class SharingPlan:
                     f"{int(sums[0][bad[0]])} vs {int(other[bad[0]])})"
                 )
         return sums[0], problems
+
+
+def consistent_shift(points: list[int], party: int, delta: int, p: int) -> tuple[int, int]:
+    """E(x_{2j}), E(x_{2j+1}) for E(x) = c * prod over the other parties' points (x - x_k).
+
+    E has degree 2n - 2, vanishes at every other party's points and E(0) =
+    ``delta``: see :meth:`SharingPlan.undetectable_shift`. Against the
+    degree-(2n - 3) sharing of ``verify="malicious"`` (:mod:`.verified`) the
+    same shift is caught, because S + E no longer has the sharing's degree.
+    """
+    own = (2 * party, 2 * party + 1)
+    others = [x for k, x in enumerate(points) if k not in own]
+    at_zero = math.prod((-x) % p for x in others) % p
+    c = int(delta) * pow(at_zero, -1, p) % p
+    e0, e1 = (c * math.prod((points[k] - x) % p for x in others) % p for k in own)
+    return e0, e1
 
 
 def _transpose(matrix: list[list[int]]) -> list[list[int]]:
