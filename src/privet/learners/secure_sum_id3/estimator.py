@@ -525,7 +525,7 @@ class SecureSumID3Classifier(BaseTreeClassifier):
         ]
         # the sums every party saw opened, level by level: a white-box audit replays them
         # on the reference path (privet.audits.learners.whitebox.protocol_release_test)
-        self.opened_ = [np.asarray(v) for v in run.results[0].get("opened", [])]
+        self.opened_ = [np.asarray(v) for v in run.results[0].get("opened_sums", [])]
         return TreeArrays(**run.results[0]["tree"])
 
 
