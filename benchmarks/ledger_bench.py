@@ -24,7 +24,11 @@ What is measured
   next to the same steps with the rows summed whole (``privet.ledger.tree.BLOCK``
   out of reach) and summed batch by batch (``privet.ledger.tree.WIDE`` out of
   reach, as before the ledger kept many groups in arrays);
-* SQLite: re-opening a file of 100,000 charges (every process replays them).
+* SQLite: re-opening a file of 100,000 charges (every process replays them);
+* the PLD accountant on a DP-SGD run: per-charge cost with 10,000 steps present (far
+  from the budget, and where only the PLD proves the run fits), spent() from a cold
+  cache next to dp_accounting's time for the same composition, the memory of 100,000
+  steps.
 """
 
 from __future__ import annotations
@@ -268,6 +272,84 @@ class Bench:
         finally:
             ledger_tree.WIDE, ledger_tree.BLOCK = saved
 
+    def pld(self) -> None:
+        """The PLD accountant on a DP-SGD run (issue 31): the per-charge cost with 10,000
+        steps present, when the other views decide the check (a budget far away) and when
+        only the PLD proves the run fits (a budget of 3.54 at 1e-5, the run's PLD figure
+        being 3.536 at 10,000 steps); spent() composed from a cold cache, next to
+        dp_accounting's PLD accountant on the same composition when it is installed;
+        and the memory of 100,000 steps, their figure included."""
+        import gc
+        import statistics
+        import tracemalloc
+
+        from privet.errors import BudgetExceededError
+
+        steps = 2_000 if self.quick else 10_000
+
+        def step(led: Ledger) -> None:
+            led.root.subsample(0.004).charge(Gaussian(sigma=0.8, sensitivity=1.0), mechanism="g")
+
+        for label, budget in (("far from the budget", Guarantee(1e6, 1e-5)),
+                              ("the PLD decides", Guarantee(3.54, 1e-5))):  # fmt: skip
+            led = Ledger(budget)
+            times = []
+            for _ in range(steps + 20):
+                t = time.perf_counter()
+                try:
+                    step(led)
+                except BudgetExceededError:
+                    break
+                times.append(time.perf_counter() - t)
+            tail = times[steps // 2 : steps]
+            self.add("pld", f"{label}: median per DP-SGD charge, steps {steps // 2}..{steps}",
+                     statistics.median(tail) * 1e3, "ms", f"99th percentile {sorted(tail)[int(0.99 * len(tail))] * 1e3:.2f} ms; {len(times)} charged")  # fmt: skip
+            self.add("pld", f"{label}: the whole run of {len(times)} charges", sum(times), "s")
+        led = Ledger(Guarantee(1e6, 1e-5))
+        for _ in range(steps):
+            step(led)
+        cold = timed(led.spent)
+        self.add("pld", f"spent() of {steps} DP-SGD steps from a cold cache", cold, "s",
+                 f"{led.spent_bound().method}: {led.spent().epsilon:.4f}")  # fmt: skip
+        try:
+            import dp_accounting as dpa
+
+            def peer() -> float:
+                acc = dpa.pld.PLDAccountant(value_discretization_interval=1e-4)
+                ev = dpa.PoissonSampledDpEvent(0.004, dpa.GaussianDpEvent(0.8))
+                acc.compose(dpa.SelfComposedDpEvent(ev, steps))
+                return acc.get_epsilon(1e-5)
+
+            t = time.perf_counter()
+            eps = peer()
+            self.add(
+                "pld",
+                f"dp_accounting PLDAccountant, the same {steps} steps",
+                time.perf_counter() - t,
+                "s",
+                f"{eps:.4f}",
+            )
+        except ImportError:
+            self.add(
+                "pld",
+                f"dp_accounting PLDAccountant, the same {steps} steps",
+                float("nan"),
+                "s",
+                "not installed",
+            )
+        big = 20_000 if self.quick else 100_000
+        gc.collect()
+        tracemalloc.start()
+        led = Ledger(Guarantee(1e6, 1e-5))
+        for _ in range(big):
+            step(led)
+        led.spent()
+        _, peak = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+        self.add(
+            "pld", f"memory of {big} DP-SGD steps with their PLD figure (peak)", peak / 2**20, "MiB"
+        )
+
     # ---------------------------------------------------------------- output
     def write(self) -> None:
         RESULTS.mkdir(parents=True, exist_ok=True)
@@ -318,6 +400,7 @@ def main(argv: list[str] | None = None) -> int:
         bench.throughput()
         bench.compose_100k()
         bench.scaling()
+        bench.pld()
         bench.write()
     finally:
         bench.cleanup()

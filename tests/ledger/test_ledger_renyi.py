@@ -152,12 +152,16 @@ def test_a_dpsgd_sequence_fits_a_budget_it_used_to_exceed(tmp_path):
     path = tmp_path / "ledger.sqlite"
     ledger = Ledger.open(path, "sgd", budget=Guarantee(2.5, 1e-5))
     _dpsgd(ledger, 1000)
-    bound = ledger.spent_bound()
+    rdp = ledger.bounds()["rdp"]
     expected = rdp_to_epsilon(1000 * np.array(sampled_gaussian_rdp(0.01, 1.0)), 1e-5)
-    assert bound.method == "rdp"
-    assert bound.guarantee.epsilon == pytest.approx(expected, rel=1e-12)
-    assert bound.guarantee.delta == 1e-5
+    assert rdp.epsilon == pytest.approx(expected, rel=1e-12)
+    assert rdp.delta == 1e-5
     assert 2.0 < expected < 2.2
+    # the PLD accountant proves less: dp_accounting's PLD accountant gives 1.8282 for the
+    # same run (value_discretization_interval 1e-4)
+    bound = ledger.spent_bound()
+    assert bound.method == "pld" and bound.guarantee.delta == 1e-5
+    assert 1.82 < bound.guarantee.epsilon < 1.835
     ledger.close()
     reopened = Ledger.open(path, "sgd", budget=Guarantee(2.5, 1e-5))  # from the records
     assert reopened.spent_bound().guarantee == bound.guarantee

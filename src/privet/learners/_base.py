@@ -326,9 +326,10 @@ class BaseTreeClassifier(ClassifierMixin, BaseEstimator):
         self.schema_ = self._resolve_schema(X, y)
         plan = self.privacy_plan(self.schema_)
         scope = self._fit_scope(plan)
-        with self._reserve(plan, scope) as res:
-            codes, y_codes = self._prepare(X, y)
-            self._train(scope, codes, y_codes)
+        with calibrated_epsilon(self, scope.ledger, self.schema_) as plan:
+            with self._reserve(plan, scope) as res:
+                codes, y_codes = self._prepare(X, y)
+                self._train(scope, codes, y_codes)
         self._fitted_common(self.schema_)
         self.privacy_spent_ = res.used()
         self.privacy_claim_ = plan.claim
@@ -476,3 +477,51 @@ __all__ = [
     "require_fitted",
 ]
 _ = Real
+
+
+@contextlib.contextmanager
+def calibrated_epsilon(
+    estimator: Any, ledger: Ledger, schema: Schema | None
+) -> Iterator[PrivacyPlan]:
+    """Within the block, ``estimator.epsilon`` is the largest value, at most the one the
+    user gave, whose privacy plan the ledger proves within the user's epsilon; the block
+    gets that plan, and ``estimator.calibrated_epsilon_`` keeps the value.
+
+    A learner splits its epsilon over its steps by basic composition along a path. The
+    ledger composes its plan on its own relation and accountants: under replace-one, a
+    record that leaves one part of a partition and enters another is seen by two
+    paths, so a plan can cost more than its epsilon (DPID3 at depth 3 on Car: 1.25);
+    scaling every step down, by bisection on epsilon (every plan's cost grows with
+    it), makes the fit cost at most what the user asked for. Where the plan already
+    fits, nothing changes. ``estimator.epsilon`` is restored on exit.
+    """
+    target = float(estimator.epsilon)
+    plan = estimator.privacy_plan(schema)
+    if ledger.plan_cost(plan).epsilon <= target * (1 + 1e-12):
+        estimator.calibrated_epsilon_ = target
+        yield plan
+        return
+
+    def plan_at(eps: float) -> PrivacyPlan:
+        estimator.epsilon = eps
+        return estimator.privacy_plan(schema)
+
+    try:
+        lo, hi = 0.0, target
+        for _ in range(60):
+            mid = (lo + hi) / 2
+            if ledger.plan_cost(plan_at(mid)).epsilon <= target * (1 + 1e-12):
+                lo = mid
+            else:
+                hi = mid
+            if hi - lo <= 1e-9 * target:
+                break
+        plan = plan_at(lo)
+        plan.description = (
+            f"{plan.description}; every step scaled by {lo / target:.4g} so that the "
+            f"ledger ({ledger.relation.label}) proves at most epsilon = {target:g}"
+        )
+        estimator.calibrated_epsilon_ = lo
+        yield plan
+    finally:
+        estimator.epsilon = target

@@ -428,32 +428,37 @@ class Bound:
     method: str
 
 
-def best_guarantee(cost: Cost, delta: float) -> Bound:
-    """The smallest epsilon any accountant proves for ``cost`` within total ``delta``.
-
-    Basic composition is always a candidate; advanced composition, zCDP and
-    Gaussian DP are candidates only when ``delta`` leaves room beyond the
-    releases' own deltas, and they win only when strictly smaller.
-    """
-    best = Bound(Guarantee(cost.eps, min(cost.delta, 1 - 1e-16)), "basic")
+def view_bounds(cost: Cost, delta: float) -> list[Bound]:
+    """What each accountant proves for ``cost`` within total ``delta``: basic
+    composition always; advanced composition, zCDP, Gaussian DP and Rényi DP where
+    ``delta`` leaves room beyond the releases' own deltas."""
+    out = [Bound(Guarantee(cost.eps, min(cost.delta, 1 - 1e-16)), "basic")]
     if delta > cost.delta and cost.sq > 0 and math.isfinite(cost.sq):
         slack = delta - cost.delta
         eps = cost.kl + math.sqrt(2.0 * math.log(1.0 / slack) * cost.sq)
-        if eps < best.guarantee.epsilon * (1 - 1e-12):
-            best = Bound(Guarantee(eps, delta), "advanced")
+        out.append(Bound(Guarantee(eps, delta), "advanced"))
     if delta > cost.delta_rest and cost.rho > 0 and math.isfinite(cost.eps_rest):
         slack = delta - cost.delta_rest
         eps = zcdp_to_epsilon(cost.rho, slack) + cost.eps_rest
-        if eps < best.guarantee.epsilon * (1 - 1e-12):
-            best = Bound(Guarantee(eps, delta), "zcdp")
+        out.append(Bound(Guarantee(eps, delta), "zcdp"))
     if delta > cost.delta_ng and cost.mu2 > 0 and math.isfinite(cost.eps_ng + cost.mu2):
         eps = gdp_to_epsilon(math.sqrt(cost.mu2), delta - cost.delta_ng) + cost.eps_ng
-        if eps < best.guarantee.epsilon * (1 - 1e-12):
-            best = Bound(Guarantee(eps, delta), "gdp")
+        out.append(Bound(Guarantee(eps, delta), "gdp"))
     if delta > cost.delta_nr and any(cost.rdp) and math.isfinite(cost.eps_nr):
         eps = rdp_to_epsilon(cost.rdp, delta - cost.delta_nr) + cost.eps_nr
-        if eps < best.guarantee.epsilon * (1 - 1e-12):
-            best = Bound(Guarantee(eps, delta), "rdp")
+        out.append(Bound(Guarantee(eps, delta), "rdp"))
+    return out
+
+
+def best_guarantee(cost: Cost, delta: float) -> Bound:
+    """The smallest epsilon any accountant of :func:`view_bounds` proves for ``cost``
+    within total ``delta``: basic composition unless another is strictly smaller.
+    (The ledger also asks its PLD accountant, :mod:`privet.ledger.pld_tree`.)"""
+    views = view_bounds(cost, delta)
+    best = views[0]
+    for bound in views[1:]:
+        if bound.guarantee.epsilon < best.guarantee.epsilon * (1 - 1e-12):
+            best = bound
     return best
 
 
@@ -462,16 +467,21 @@ def amplify_cost(
     child: Cost, rate: float, method: str, relation: NeighbouringRelation, delta: float
 ) -> Cost:
     """Cost of a subsample whose releases cost ``child``: the exact amplification of
-    the child's basic (eps, delta); for a child with only a zCDP view (infinite
-    basic epsilon), of its best bound at ``delta`` (the budget's delta).
+    the child's basic (eps, delta) (infinite when a release in it has only a zCDP or
+    Gaussian view).
 
     A Poisson subsample whose releases are all Gaussian also carries the sampled
     Gaussian's RDP curve (:func:`~privet.ledger.renyi.sampled_gaussian_rdp`) in
     place of its amplified guarantee's: no delta is spent for it per subsample.
+    Every other subsample is priced best by the PLD accountant
+    (:mod:`privet.ledger.pld_tree`), which amplifies the child's whole privacy
+    curve. Each statistic of the result grows with each statistic of ``child``, so
+    adding a charge below a subsample never lowers any view (``delta``, the
+    budget's, is kept for the callers' cache keys). An earlier version amplified
+    the best bound at ``delta`` of a child with no basic epsilon, which made a
+    Gaussian joining Laplace charges lower the figure.
     """
     g = Guarantee(child.eps, min(child.delta, 1 - 1e-16))
-    if math.isinf(g.epsilon) and delta > 0:
-        g = best_guarantee(child, delta).guarantee
     amplified = Cost.of_guarantee(amplify(g, rate, method, relation))
     all_gaussian = child.mu2 > 0.0 and child.eps_ng == 0.0 and child.delta_ng == 0.0
     if method != "poisson" or not all_gaussian or rate == 1.0:

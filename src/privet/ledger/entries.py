@@ -28,6 +28,14 @@ from typing import Any
 
 from privet.errors import InvalidParameterError, UnsupportedEntryError
 from privet.ledger.guarantee import Guarantee, check_delta, check_epsilon, check_positive
+from privet.ledger.pld import (
+    BoundedRangeCurve,
+    Curve,
+    GaussianCurve,
+    LaplaceCurve,
+    RandomisedResponse,
+    ZCDPCurve,
+)
 
 _REGISTRY: dict[str, type[Entry]] = {}
 
@@ -93,6 +101,25 @@ class Entry:
 
     def guarantee(self) -> Guarantee:
         return Guarantee(self.epsilon, self.delta)
+
+    def privacy_curve(self) -> Curve | None:
+        """The hockey-stick curve of a pair dominating this release's outputs on
+        neighbouring datasets, for the PLD accountant (:mod:`privet.ledger.pld`); None
+        for a release with no guarantee.
+
+        By default the release is known by its (epsilon, delta) alone: randomised
+        response at epsilon, with an infinite loss of probability delta, dominates every
+        such release (Kairouz, Oh & Viswanath 2015, Thm. 2.1); with only a zCDP view,
+        the Rényi-to-hockey-stick conversion at every order. Entries whose noise is
+        known in full override it with that noise's exact curve.
+        """
+        eps, delta = self.epsilon, self.delta
+        if math.isfinite(eps):
+            return RandomisedResponse(eps, delta)
+        rho = self.rho
+        if rho is not None and math.isfinite(rho):
+            return ZCDPCurve(rho)
+        return None
 
     def _positive_fields(self, *names: str) -> None:
         """Store each named field as a finite float > 0, or raise (for ``__post_init__``)."""
@@ -197,6 +224,52 @@ class Laplace(Entry):
     def epsilon(self) -> float:
         return self.sensitivity / self.scale
 
+    def privacy_curve(self) -> Curve:
+        """Randomised response at epsilon: the entry covers the discrete Laplace on any
+        lattice and a vector query, and on a lattice of one step per sensitivity the
+        discrete Laplace *is* randomised response. Record :class:`LatticeLaplace` to
+        be charged the noise's own, smaller curve."""
+        return RandomisedResponse(self.epsilon)
+
+
+@register_entry
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LatticeLaplace(Entry):
+    """Adds Laplace(0, scale) noise to a query of L1 sensitivity ``sensitivity`` that
+    changes in **one coordinate** between neighbours (a scalar, or a histogram under
+    add/remove), the noise drawn as the discrete Laplace on the lattice
+    ``granularity`` * Z (OpenDP's float Laplace rounds its input to 2^k and adds
+    discrete noise there; ``granularity=0``: continuous noise). epsilon =
+    sensitivity / scale, and its privacy loss distribution is the discrete Laplace's
+    on that lattice (:class:`~privet.ledger.pld.LaplaceCurve`), with the shift
+    rounded up to a whole number of lattice steps. A change spread over several
+    coordinates is not covered: record :class:`Laplace` for it."""
+
+    scale: float
+    sensitivity: float
+    granularity: float = 0.0
+
+    def __post_init__(self) -> None:
+        self._positive_fields("scale", "sensitivity")
+        g = check_epsilon(self.granularity, "granularity")
+        object.__setattr__(self, "granularity", g)
+
+    @property
+    def epsilon(self) -> float:
+        if self.granularity > 0:
+            return (
+                math.ceil(self.sensitivity / self.granularity - 1e-12)
+                * self.granularity
+                / self.scale
+            )
+        return self.sensitivity / self.scale
+
+    def privacy_curve(self) -> Curve:
+        step = self.granularity / self.scale
+        if step >= self.epsilon:  # one lattice step: randomised response
+            return RandomisedResponse(self.epsilon)
+        return LaplaceCurve(self.epsilon, step)
+
 
 @register_entry
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -229,6 +302,10 @@ class Gaussian(Entry):
         """mu of Gaussian differential privacy: exactly (sensitivity / sigma)-GDP."""
         return self.sensitivity / self.sigma
 
+    def privacy_curve(self) -> Curve:
+        """The Gaussian's exact curve, mu = sensitivity / sigma (Dong, Roth & Su 2022)."""
+        return GaussianCurve(self.sensitivity / self.sigma)
+
     @property
     def rho(self) -> float:
         # the ratio first: squaring a tiny sigma or a huge sensitivity alone under- or
@@ -251,6 +328,10 @@ class DiscreteGaussian(Gaussian):
     @property
     def gdp_mu(self) -> None:  # type: ignore[override]
         return None
+
+    def privacy_curve(self) -> Curve:
+        """Its zCDP view's curve (its own exact curve is not the continuous one's)."""
+        return ZCDPCurve(self.rho)
 
 
 @register_entry
@@ -291,6 +372,12 @@ class Exponential(Entry):
     @property
     def rho(self) -> float:
         return self.epsilon * self.epsilon / 8
+
+    def privacy_curve(self) -> Curve:
+        """epsilon-bounded range (the log-ratio of any two outcomes' probabilities moves
+        within an interval of width epsilon): :class:`~privet.ledger.pld.BoundedRangeCurve`
+        (Dong, Durfee & Rogers 2020)."""
+        return BoundedRangeCurve(self.epsilon)
 
 
 @register_entry

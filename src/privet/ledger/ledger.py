@@ -39,19 +39,21 @@ from privet.errors import (
     SchemaError,
 )
 from privet.ledger.budget import check_budget
-from privet.ledger.composition import Bound, Cost, best_guarantee
+from privet.ledger.composition import Bound, Cost, best_guarantee, view_bounds
 from privet.ledger.document import events_from_json, to_document
 from privet.ledger.entries import Claim, Entry, as_entry
-from privet.ledger.guarantee import Guarantee
+from privet.ledger.guarantee import Guarantee, check_delta
 from privet.ledger.history import dataset_name, genesis
 from privet.ledger.locations import open_store
 from privet.ledger.plan import PlanNode
+from privet.ledger.pld import PLDTooLargeError
+from privet.ledger.pld_tree import PLDPair, plan_pair
 from privet.ledger.records import ChargeRecord
 from privet.ledger.relation import NeighbouringRelation, check_relation
 from privet.ledger.reservation import Reservation
 from privet.ledger.scope import Scope, check_charge_args
 from privet.ledger.store import MemoryStore
-from privet.ledger.tree import ABANDON_MARK
+from privet.ledger.tree import ABANDON_MARK, ALL
 from privet.ledger.writes import CheckedWrites
 
 
@@ -284,11 +286,35 @@ class Ledger(CheckedWrites):
         """The dataset's scope: the root of the scope tree."""
         return Scope(self, self._root_id)
 
-    def spent(self) -> Guarantee:
-        """Composed cost of every charge committed so far (reservations not included)."""
+    def spent(self, delta: float | None = None) -> Guarantee:
+        """Composed cost of every charge committed so far (reservations not included).
+
+        The smallest figure any of the ledger's accountants proves (basic, advanced,
+        zCDP, Gaussian DP, Rényi DP, privacy loss distributions) at the budget's
+        delta, or with ``delta``, the smallest epsilon proven within that delta. A
+        report keeps a pure figure (delta 0) unless spending the budget's delta
+        lowers epsilon by more than 0.1%.
+        """
         with self._lock:
             self._refresh()
-            return self._bound_all().guarantee
+            if delta is None:
+                return self._bound_all().guarantee
+            delta = check_delta(delta)
+            return self._best(ALL, delta=delta, smallest=True).guarantee
+
+    def bounds(self, delta: float | None = None) -> dict[str, Guarantee]:
+        """What each accountant proves for every charge committed so far, at the
+        budget's delta (or ``delta``): ``{"basic": ..., "advanced": ..., "pld": ...}``,
+        only the accountants that apply. :meth:`spent` reports the smallest."""
+        with self._lock:
+            self._refresh()
+            delta = self.budget.delta if delta is None else check_delta(delta)
+            cost = self._cost(self._root_id, ALL)
+            out = {b.method: b.guarantee for b in view_bounds(cost, delta)}
+            eps = self._pld_epsilon(lambda: self._pld_node(self._root_id, ALL), delta)
+            if math.isfinite(eps):
+                out["pld"] = Guarantee(eps, delta)
+            return out
 
     def spent_by(self, reservations: Iterable[Reservation]) -> Guarantee:
         """Composed cost of the charges made inside ``reservations``, open or closed.
@@ -308,8 +334,11 @@ class Ledger(CheckedWrites):
         ids = {r.id for r in reservations}
         with self._lock:
             self._refresh()
-            cost = self._pair_filtered(self._root_id, lambda rec: rec.reservation in ids)[1]
-            return best_guarantee(cost, self.budget.delta).guarantee
+            keep = lambda rec: rec.reservation in ids  # noqa: E731
+            cost = self._pair_filtered(self._root_id, keep)[1]
+            bound = best_guarantee(cost, self.budget.delta)
+            build = lambda: self._pld_node(self._root_id, None, keep)  # noqa: E731
+            return self._with_pld(bound, build, self.budget.delta).guarantee
 
     def spent_bound(self) -> Bound:
         """Like :meth:`spent`, with the accountant that proved it."""
@@ -344,11 +373,27 @@ class Ledger(CheckedWrites):
     def plan_cost(self, plan: PlanNode | Guarantee | Entry | float) -> Guarantee:
         """The guarantee the ledger proves for a plan, without charging it."""
         if isinstance(plan, PlanNode):
-            cost = plan.cost(self.relation, delta=self.budget.delta)
-            return best_guarantee(cost, self.budget.delta).guarantee
+            return self._plan_bound(plan, self.budget.delta).guarantee
         if isinstance(plan, Guarantee):
             return plan
         return as_entry(plan).guarantee()
+
+    def _plan_bound(self, plan: PlanNode, delta: float) -> Bound:
+        """The smallest bound of a plan at ``delta``: its cost's views, or its PLD."""
+        cost = plan.cost(self.relation, delta=self.budget.delta)
+        bound = best_guarantee(cost, delta)
+        return self._with_pld(bound, lambda: plan_pair(self.pld_composer, plan), delta)
+
+    def _plan_pld(self, plan: PlanNode | Guarantee | Entry | float) -> tuple[bytes, PLDPair] | None:
+        """The plan's PLD (digest, pair), held by its reservation while it charges nothing."""
+        if isinstance(plan, Guarantee):
+            return None
+        try:
+            if isinstance(plan, PlanNode):
+                return plan_pair(self.pld_composer, plan)
+            return self.pld_composer.entry(as_entry(plan))
+        except PLDTooLargeError:
+            return None
 
     def _reservation_amount(self, plan: PlanNode | Guarantee | Entry | float) -> Guarantee:
         """What :meth:`reserve` sets aside: the plan's cost as an (epsilon, delta) amount.
@@ -369,10 +414,9 @@ class Ledger(CheckedWrites):
             return self.plan_cost(plan)
         if not 0 < target < 1:
             raise InvalidParameterError(f"A plan's delta must be in (0, 1), got {target!r}.")
-        cost = plan.cost(self.relation, delta=self.budget.delta)
         if not self.budget.is_unbounded:
             target = min(float(target), self.budget.delta)
-        return best_guarantee(cost, float(target)).guarantee
+        return self._plan_bound(plan, float(target)).guarantee
 
     def _plan_curve(self, plan: PlanNode | Guarantee | Entry | float, amount: Guarantee) -> Cost:
         """The plan's own cost, every view of it, and ``amount`` as its basic view where
@@ -422,9 +466,7 @@ class Ledger(CheckedWrites):
         amount = self._reservation_amount(plan)
         if not isinstance(caller, str):
             raise InvalidParameterError(f"caller must be a string, got {caller!r}.")
-        if caller.endswith(ABANDON_MARK) or str(getattr(plan, "caller", "")).endswith(
-            ABANDON_MARK
-        ):
+        if caller.endswith(ABANDON_MARK) or str(getattr(plan, "caller", "")).endswith(ABANDON_MARK):
             raise InvalidParameterError(
                 f"caller must not end with {ABANDON_MARK!r}, the mark of a reservation "
                 "charged in full if abandoned; pass on_abandon='charge' instead."
@@ -445,11 +487,10 @@ class Ledger(CheckedWrites):
         # A reservation charged in full if abandoned is admitted and held as its amount:
         # that rest is charged as an (epsilon, delta) release, which must fit then too.
         cost = (
-            self._plan_curve(plan, amount)
-            if on_abandon == "release"
-            else Cost.of_guarantee(amount)
+            self._plan_curve(plan, amount) if on_abandon == "release" else Cost.of_guarantee(amount)
         )
-        rid = self._reserve(amount, cost, caller, node_id)
+        plan_pld = self._plan_pld(plan) if on_abandon == "release" else None
+        rid = self._reserve(amount, cost, caller, node_id, plan_pld)
         return Reservation(self, rid)
 
     def charge_many(

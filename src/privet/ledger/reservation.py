@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextvars
 from typing import TYPE_CHECKING, Any
 
-from privet.ledger.composition import best_guarantee
 from privet.ledger.guarantee import Guarantee
 from privet.ledger.tree import ReservationState
 
@@ -48,12 +47,7 @@ class Reservation:
 
     def used(self) -> Guarantee:
         """Composed cost of the charges made inside this reservation so far."""
-        led = self._ledger
-        if self.is_open:
-            cost = led._cost(self._state.scope_id, self._id)
-        else:
-            cost = led._cost(self._state.scope_id, only=self._id)
-        return best_guarantee(cost, self.amount.delta).guarantee
+        return self._ledger._used(self._id).guarantee
 
     def __enter__(self) -> Reservation:
         self._token = self._ledger._active.set(self)

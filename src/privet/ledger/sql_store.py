@@ -109,9 +109,7 @@ class SQLStore(Store):
 
     def head(self) -> str:
         with self._errors():
-            row = self._x(
-                "SELECT head FROM datasets WHERE name = ?", (self.dataset,)
-            ).fetchone()
+            row = self._x("SELECT head FROM datasets WHERE name = ?", (self.dataset,)).fetchone()
         return "" if row is None else str(row[0])
 
     def _payload(self, kind: str, ref: Any) -> dict[str, Any]:
@@ -200,9 +198,7 @@ class SQLStore(Store):
         with self._errors():
             found = {
                 "group": self._x("SELECT count(*) FROM groups WHERE dataset = ?", (ds,)),
-                "reserve": self._x(
-                    "SELECT count(*) FROM reservations WHERE dataset = ?", (ds,)
-                ),
+                "reserve": self._x("SELECT count(*) FROM reservations WHERE dataset = ?", (ds,)),
                 "charge": self._x("SELECT count(*) FROM charges WHERE dataset = ?", (ds,)),
             }
             for kind, cur in found.items():

@@ -10,6 +10,9 @@ whenever something below changes.
 from __future__ import annotations
 
 import contextlib
+import math
+import sys
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,7 +30,10 @@ from privet.ledger.composition import (
     group_pair_arrays,
     sequential,
 )
+from privet.ledger.entries import Entry
 from privet.ledger.guarantee import Guarantee
+from privet.ledger.pld import MIN_DELTA, PLDTooLargeError
+from privet.ledger.pld_tree import EMPTY, ZERO_PAIR, PLDComposer, PLDPair
 from privet.ledger.records import ChargeRecord
 from privet.ledger.relation import NeighbouringRelation
 
@@ -46,6 +52,10 @@ class ReservationState:
     #: None: it holds its ``amount`` (a reservation of a bare (epsilon, delta), or one
     #: stored by a privet before format 3).
     cost: Cost | None = None
+    #: The plan's privacy loss distributions (digest, pair), known to the process that
+    #: reserved only (not stored): until it charges, the PLD check holds the plan at
+    #: its scope; otherwise, and in other processes, its amount less what it used.
+    pld: tuple[bytes, PLDPair] | None = None
 
 
 #: Suffix of a reservation's caller when its unused rest is charged, not released, if its
@@ -70,6 +80,10 @@ ALL = "all"  # every committed charge: what has been spent
 #: scope with at least this many groups below it (a DP-SGD run's thousands of
 #: Poisson batches) keeps their contributions the same way.
 WIDE = 64
+
+#: A report keeps a bound spending less delta (pure DP, say) over the PLD accountant's
+#: figure at the budget's delta unless that is smaller by more than this fraction.
+PREFER_LESS_DELTA = 1e-3
 
 #: How deep scopes may nest (the root is depth 0). Costs are composed by
 #: recursion, a few Python frames a level; a decision tree's scopes are
@@ -141,6 +155,61 @@ class _WideCosts:
 
 
 @dataclass
+class _RowCosts:
+    """The (single, double) contributions of a scope's many groups (a DP-SGD run's
+    thousands of Poisson batches), one row per group, summed in blocks of
+    :data:`BLOCK` rows like :meth:`_WideCosts.sums`. Rows hold the costs themselves (a
+    run's batches share a handful of cost objects), not copies of their statistics:
+    100,000 batches take a pointer each, where rows of floats took 700 bytes."""
+
+    single: list[Cost] = field(default_factory=list)
+    double: list[Cost] = field(default_factory=list)
+    stale: set[int] = field(default_factory=set)
+    block_single: list[np.ndarray] = field(default_factory=list)
+    block_double: list[np.ndarray] = field(default_factory=list)
+    dirty: set[int] = field(default_factory=set)
+
+    def grow(self, rows: int) -> None:
+        """Make room for ``rows`` rows, the new ones stale."""
+        have = len(self.single)
+        if rows > have:
+            self.single.extend([ZERO] * (rows - have))
+            self.double.extend([ZERO] * (rows - have))
+            self.stale.update(range(have, rows))
+
+    def sums(self, changed: Iterable[int]) -> tuple[np.ndarray, np.ndarray]:
+        """Column sums of both, re-adding the blocks of the ``changed`` rows only; every
+        block is summed the same way (its rows in order), so the result depends on the
+        rows alone (a reopened ledger gets the live ledger's figures)."""
+        n_blocks = -(-len(self.single) // BLOCK)
+        while len(self.block_single) < n_blocks:
+            self.dirty.add(len(self.block_single))
+            self.block_single.append(np.zeros(len(ZERO.v)))
+            self.block_double.append(np.zeros(len(ZERO.v)))
+        self.dirty.update(row // BLOCK for row in changed)
+        for b in self.dirty:
+            rows = slice(b * BLOCK, (b + 1) * BLOCK)
+            self.block_single[b] = np.array([c.v for c in self.single[rows]]).sum(axis=0)
+            self.block_double[b] = np.array([c.v for c in self.double[rows]]).sum(axis=0)
+        self.dirty.clear()
+        if not self.block_single:
+            return np.zeros(len(ZERO.v)), np.zeros(len(ZERO.v))
+        return np.sum(self.block_single, axis=0), np.sum(self.block_double, axis=0)
+
+
+@dataclass
+class _PLDRows:
+    """The PLD contributions of a scope's many groups (a DP-SGD run's batches), per row:
+    a charge in one group recomposes that group only, and the scope's items are kept
+    counted by digest."""
+
+    digests: list[bytes] = field(default_factory=list)
+    pairs: dict[bytes, PLDPair] = field(default_factory=dict)
+    counts: Counter[bytes] = field(default_factory=Counter)
+    stale: set[int] = field(default_factory=set)
+
+
+@dataclass(slots=True)
 class _Group:
     id: int
     parent: int
@@ -154,7 +223,7 @@ class _Group:
     wide: dict[Any, _WideCosts] = field(default_factory=dict)  # per cache key
 
 
-@dataclass
+@dataclass(slots=True)
 class _Node:
     id: int
     parent: int | None
@@ -165,11 +234,13 @@ class _Node:
     own_all: Cost = ZERO  # every committed charge here, summed in charge order
     own: dict[int, Cost] = field(default_factory=dict)  # charges of open reservations
     groups: list[int] = field(default_factory=list)
-    group_rows: dict[Any, _WideCosts] = field(default_factory=dict)  # per key, many groups
+    group_rows: dict[Any, _RowCosts] = field(default_factory=dict)  # per key, many groups
     buckets: set[int] = field(default_factory=set)  # open reservations charged below
     active: bool = False  # anything charged or reserved here or below
     charges: list[int] = field(default_factory=list)
     reserved: dict[int, Cost] = field(default_factory=dict)  # open reservations here
+    pending: list[tuple[Entry, int | None]] = field(default_factory=list)  # charges on trial
+    pld_rows: dict[Any, _PLDRows] = field(default_factory=dict)  # per key, many groups
 
 
 class ScopeTree:
@@ -209,10 +280,12 @@ class ScopeTree:
         method: str = "",
     ) -> list[int]:
         parent_node = self._nodes[parent]
+        kind, method = sys.intern(kind), sys.intern(method)  # a run's groups share them
         group = _Group(group_id, parent, kind, len(parent_node.groups), stable, rate, method)
         self._groups[group_id] = group
         parent_node.groups.append(group_id)
         for node_id, label in members:
+            label = sys.intern(label)
             path = (
                 f"{parent_node.path}/{label}"
                 if kind == "partition"
@@ -220,7 +293,8 @@ class ScopeTree:
             )
             path = f"{path}#{group_id}" if path in self._paths else path
             self._new_node_local(node_id, parent, group_id, label, path)
-            group.position[node_id] = len(group.members)
+            if len(members) > 1:  # a subsample's one member is row 0 (no dict kept)
+                group.position[node_id] = len(group.members)
             group.members.append(node_id)
         # One more group can switch the parent to summing its groups' rows, another order
         # of the same additions: recompute, so that a replay gives the same figures.
@@ -278,9 +352,12 @@ class ScopeTree:
         if node.group is not None:
             group = self._groups[node.group]
             for wide in group.wide.values():
-                wide.stale.add(group.position[node.id])
-            for rows in self._nodes[group.parent].group_rows.values():
+                wide.stale.add(group.position.get(node.id, 0))
+            parent = self._nodes[group.parent]
+            for rows in parent.group_rows.values():
                 rows.stale.add(group.row)
+            for pld_rows in parent.pld_rows.values():
+                pld_rows.stale.add(group.row)
 
     def _cost(self, node_id: int, key: Any = ALL, only: int | None = None) -> Cost:
         """Composed cost of a subtree (the ``double`` cost, see composition.group_pair).
@@ -300,11 +377,13 @@ class ScopeTree:
         compose together, because amplification and the replace-one rule are
         not additive (two trees added up can under-count a subsample).
         """
+        node = self._nodes[node_id]
+        if not node.groups and not node.reserved and key == ALL:  # a leaf: nothing to keep
+            return node.own_all, node.own_all
         node_cache = self._cache.setdefault(node_id, {})
         cached = node_cache.get(key)
         if cached is not None:
             return cached
-        node = self._nodes[node_id]
         if isinstance(key, tuple):  # ("check", excluded reservation)
             rests = [self._reservation_rest(r) for r in node.reserved if r != key[1]]
             own = sequential([node.own_all, *rests])
@@ -351,17 +430,16 @@ class ScopeTree:
         Without the rows every charge under a DP-SGD run's root would add up
         all its earlier batches again (quadratic in the number of steps).
         """
-        width = len(ZERO.values())
         rows = node.group_rows.get(key)
         if rows is None:
-            rows = node.group_rows[key] = _WideCosts.empty(len(node.groups), width)
+            rows = node.group_rows[key] = _RowCosts()
         rows.grow(len(node.groups))
         for row in rows.stale:
             contribution = self._contribution(self._groups[node.groups[row]], key)
             if contribution is None:
-                rows.single[row] = rows.double[row] = 0.0
+                rows.single[row] = rows.double[row] = ZERO
             else:
-                rows.single[row], rows.double[row] = (c.values() for c in contribution)
+                rows.single[row], rows.double[row] = contribution
         single, double = rows.sums(rows.stale)
         rows.stale.clear()
         return Cost.from_values(single.tolist()), Cost.from_values(double.tolist())
@@ -426,9 +504,309 @@ class ScopeTree:
     def _open_reservations(self) -> list[ReservationState]:
         return [r for r in self._reservations.values() if r.status == "open"]
 
-    def _bound_all(self) -> Bound:
+    def _bound_all(self, need: Guarantee | None = None) -> Bound:
         """Bound of every committed charge, whether or not its reservation is open."""
-        return best_guarantee(self._cost(self._root_id, ALL), self.budget.delta)
+        return self._best(ALL, need=need)
+
+    def _best(
+        self,
+        key: Any,
+        *,
+        delta: float | None = None,
+        need: Guarantee | None = None,
+        smallest: bool = False,
+    ) -> Bound:
+        """The smallest bound of the subtree at the root under ``key`` that the views of
+        :func:`best_guarantee` or the PLD accountant prove at ``delta`` (the budget's).
+
+        The PLD is formed only when the other views do not already show the cost to
+        fit in ``need`` (a check), so a check far from the budget stays cheap. With
+        ``smallest``, the smallest epsilon wins even where it spends more delta.
+        """
+        delta = self.budget.delta if delta is None else delta
+        bound = best_guarantee(self._cost(self._root_id, key), delta)
+        if need is not None and bound.guarantee.fits_in(need):
+            return bound
+        if need is not None and delta >= MIN_DELTA:
+            quick = self._pld_headroom(self._root_id, key, delta, need)
+            if quick is not None:
+                return quick
+        build = lambda: self._pld_node(self._root_id, key)  # noqa: E731
+        return self._with_pld(bound, build, delta, check=need is not None or smallest)
+
+    def _pld_headroom(self, node_id: int, key: Any, delta: float, need: Guarantee) -> Bound | None:
+        """A check by the PLD accountant without recomposing the whole tree, where it can.
+
+        The last check that composed the tree T keeps T's PLD pair and its root's items
+        (:meth:`_pld_check`). A check of T plus releases A added at the root (a DP-SGD
+        run's next Poisson batches, a boosting run's next trees) composes T's pair with
+        A's: one convolution, where recomposing T would redo all of them. Anything else
+        (a change below the root, a release gone) composes the tree again. The pair so
+        kept is rounded differently from the tree composed in its canonical order, so it
+        serves checks only; reported figures always compose the tree.
+        """
+        cached = self._pld_last_check.get((node_id, key))
+        if cached is None or cached[0] != delta:
+            return self._pld_check(node_id, key, delta, need)
+        _, counts, last, ahead = cached
+        try:
+            items = self._pld_items(node_id, key)
+        except PLDTooLargeError:
+            return None
+        now = {d: c for d, (_, c) in items.items()}
+        if any(now.get(d, 0) < c for d, c in counts.items()):
+            return self._pld_check(node_id, key, delta, need)
+        added = {d: (items[d][0], now[d] - counts.get(d, 0)) for d in now}
+        added = {d: v for d, v in added.items() if v[1] > 0}
+        if ahead is not None and len(added) == 1:
+            # a run of identical releases already checked ahead (see below)
+            (d, (_, j)), (d_ahead, j_ahead, eps_ahead) = next(iter(added.items())), ahead
+            if d == d_ahead and j <= j_ahead and eps_ahead <= need.epsilon:
+                return Bound(Guarantee(eps_ahead, delta), "pld")
+        composer = self.pld_composer
+        try:
+            _, more = composer.sequence(added)
+            pair = composer.then(last, more)
+        except PLDTooLargeError:
+            return None
+        eps = composer.epsilon(pair, delta)
+        if eps > need.epsilon or delta > need.delta:
+            return None
+        ahead = None
+        if len(added) == 1:
+            # One release more of a kind, as a DP-SGD run charges them: check 2, 4, 8, ...
+            # more at once while they fit, so that the next checks of the run pass without
+            # a convolution (a composition of fewer is dominated by one of more).
+            (d, (p, j)) = next(iter(added.items()))
+            reach = j
+            while reach < 4096:
+                try:
+                    _, step = composer.sequence({d: (p, 2 * reach)})
+                    e2 = composer.epsilon(composer.then(last, step), delta)
+                except PLDTooLargeError:
+                    break
+                if e2 > need.epsilon:
+                    break
+                reach, ahead = 2 * reach, (d, 2 * reach, e2)
+        self._pld_last_check[(node_id, key)] = (delta, counts, last, ahead)
+        if ahead is None:
+            self._pld_last_check[(node_id, key)] = (delta, now, pair, None)
+        return Bound(Guarantee(eps, delta), "pld")
+
+    def _pld_check(self, node_id: int, key: Any, delta: float, need: Guarantee) -> Bound | None:
+        """Compose the whole subtree for a check; keep its pair and items for the next."""
+        try:
+            items = self._pld_items(node_id, key)
+            _, pair = self.pld_composer.sequence(items)
+        except PLDTooLargeError:
+            return None
+        eps = self.pld_composer.epsilon(pair, delta)
+        if eps <= need.epsilon and delta <= need.delta:
+            counts = {d: c for d, (_, c) in items.items()}
+            self._pld_last_check[(node_id, key)] = (delta, counts, pair, None)
+            return Bound(Guarantee(eps, delta), "pld")
+        return None
+
+    def _with_pld(
+        self,
+        bound: Bound,
+        build: Callable[[], tuple[bytes, PLDPair]],
+        delta: float,
+        *,
+        check: bool = False,
+    ) -> Bound:
+        """``bound``, or the PLD accountant's figure at ``delta`` where it is smaller.
+
+        A report keeps a bound that spends less delta (pure DP, say) unless the PLD's
+        epsilon is smaller by more than :data:`PREFER_LESS_DELTA`; a check (``check``)
+        takes the smaller epsilon.
+        """
+        if delta < MIN_DELTA:
+            return bound
+        eps = self._pld_epsilon(build, delta)
+        if eps >= bound.guarantee.epsilon * (1 - 1e-12):
+            return bound
+        less_delta = bound.guarantee.delta < delta
+        if less_delta and not check and eps > bound.guarantee.epsilon * (1 - PREFER_LESS_DELTA):
+            return bound
+        return Bound(Guarantee(eps, delta), "pld")
+
+    def _pld_epsilon(self, build: Callable[[], tuple[bytes, PLDPair]], delta: float) -> float:
+        """The PLD accountant's epsilon at ``delta``; inf where it forms no PLD."""
+        if delta < MIN_DELTA:
+            return math.inf
+        try:
+            _, pair = build()
+        except PLDTooLargeError:
+            return math.inf
+        return self.pld_composer.epsilon(pair, delta)
+
+    def _used(self, rid: int, need: Guarantee | None = None) -> Bound:
+        """The bound of the charges made inside reservation ``rid`` (open or closed), at
+        its own delta, measured at its scope."""
+        state = self._reservations[rid]
+        delta = state.amount.delta
+        if self._is_open(rid):
+            bound = best_guarantee(self._cost(state.scope_id, rid), delta)
+            build = lambda: self._pld_node(state.scope_id, rid)  # noqa: E731
+        else:
+            bound = best_guarantee(self._cost(state.scope_id, only=rid), delta)
+            keep = lambda rec: rec.reservation == rid  # noqa: E731
+            build = lambda: self._pld_node(state.scope_id, None, keep)  # noqa: E731
+        if need is not None and bound.guarantee.fits_in(need):
+            return bound
+        if need is not None and self._is_open(rid) and delta >= MIN_DELTA:
+            quick = self._pld_headroom(state.scope_id, rid, delta, need)
+            if quick is not None:
+                return quick
+        return self._with_pld(bound, build, delta, check=need is not None)
+
+    # ------------------------------------------------------------------ PLD view
+    @property
+    def pld_composer(self) -> PLDComposer:
+        composer = getattr(self, "_pld", None)
+        if composer is None or composer.relation is not self.relation:
+            composer = self._pld = PLDComposer(self.relation)
+            self._pld_last_check = {}
+        return composer
+
+    @property
+    def _pld_last_check(self) -> dict[Any, tuple]:
+        """Per (scope, check key): (delta, the scope's item counts, its PLD pair, and what
+        was checked ahead of them or None) of the last check that fitted
+        (:meth:`_pld_headroom`)."""
+        cache = getattr(self, "_pld_checks", None)
+        if cache is None:
+            cache = self._pld_checks = {}
+        return cache
+
+    @_pld_last_check.setter
+    def _pld_last_check(self, value: dict) -> None:
+        self._pld_checks = value
+
+    def _pld_node(
+        self, node_id: int, key: Any, keep: Callable[[ChargeRecord], bool] | None = None
+    ) -> tuple[bytes, PLDPair]:
+        """(digest, PLD pair) of a subtree under ``key`` (as :meth:`_pair`), or of the
+        charges ``keep`` accepts (no caching of the walk then)."""
+        composer = self.pld_composer
+        node = self._nodes[node_id]
+        leaf = not node.groups and len(node.charges) <= 8  # cheap again: not kept
+        node_cache = self._cache.setdefault(node_id, {}) if keep is None and not leaf else {}
+        digest = node_cache.get(("pld", key))
+        if digest is not None:
+            pair = ZERO_PAIR if digest == EMPTY else composer.get(digest)
+            if pair is not None:
+                return digest, pair
+        digest, pair = composer.sequence(self._pld_items(node_id, key, keep))
+        if keep is None:
+            node_cache[("pld", key)] = digest
+        return digest, pair
+
+    def _pld_items(
+        self, node_id: int, key: Any, keep: Callable[[ChargeRecord], bool] | None = None
+    ) -> dict[bytes, tuple[PLDPair, int]]:
+        """What a scope composes in sequence: its releases and its groups, by digest."""
+        composer = self.pld_composer
+        node = self._nodes[node_id]
+        items: dict[bytes, tuple[PLDPair, int]] = {}
+
+        def add(d: bytes, p: PLDPair, count: int = 1) -> None:
+            if d != EMPTY and count:
+                old = items.get(d)
+                items[d] = (p, count + (old[1] if old else 0))
+
+        if keep is None and not isinstance(key, int):
+            counts: Counter[Entry] = Counter(self._charges[c].entry for c in node.charges)
+            for entry, count in counts.items():
+                add(*composer.entry(entry), count)
+            for entry, _ in node.pending:
+                add(*composer.entry(entry))
+        else:
+            for entry in self._pld_entries(node, key, keep):
+                add(*composer.entry(entry))
+        if keep is None and isinstance(key, tuple):
+            for rid in node.reserved:
+                if rid != key[1]:
+                    add(*self._pld_rest(rid))
+        if keep is None and len(node.groups) >= WIDE:
+            rows = node.pld_rows.setdefault(key, _PLDRows())
+            for row in range(len(rows.digests), len(node.groups)):
+                rows.digests.append(EMPTY)
+                rows.stale.add(row)
+            for row in rows.stale:
+                d, p = self._pld_group(self._groups[node.groups[row]], key, None)
+                old = rows.digests[row]
+                if old != EMPTY:
+                    rows.counts[old] -= 1
+                    if not rows.counts[old]:
+                        del rows.counts[old], rows.pairs[old]
+                rows.digests[row] = d
+                if d != EMPTY:
+                    rows.counts[d] += 1
+                    rows.pairs[d] = p
+            rows.stale.clear()
+            for d, count in rows.counts.items():
+                add(d, rows.pairs[d], count)
+            return items
+        for gid in node.groups:
+            add(*self._pld_group(self._groups[gid], key, keep))
+        return items
+
+    def _pld_group(
+        self, group: _Group, key: Any, keep: Callable[[ChargeRecord], bool] | None
+    ) -> tuple[bytes, PLDPair]:
+        """(digest, pair) a group adds to its parent's sequence; EMPTY for nothing."""
+        composer = self.pld_composer
+        members = (
+            group.members
+            if keep is not None
+            else [m for m in group.members if self._counts(m, key)]
+        )
+        if not members:
+            return EMPTY, ZERO_PAIR
+        if group.kind == "partition":
+            digests: Counter[bytes] = Counter()
+            pairs: dict[bytes, PLDPair] = {}
+            for m in members:
+                d, p = self._pld_node(m, key, keep)
+                digests[d] += 1
+                pairs[d] = p
+            return composer.partition(digests, pairs, len(group.members), group.stable)
+        d, p = self._pld_node(members[0], key, keep)
+        return composer.subsample(d, p, group.rate, group.method)
+
+    def _pld_entries(
+        self, node: _Node, key: Any, keep: Callable[[ChargeRecord], bool] | None
+    ) -> Iterator[Entry]:
+        """The entries a subtree's PLD composes at ``node`` under ``key``."""
+        if keep is not None:
+            yield from (self._charges[c].entry for c in node.charges if keep(self._charges[c]))
+            return
+        if isinstance(key, int):
+            for c in node.charges:
+                rec = self._charges[c]
+                if rec.reservation == key and self._is_open(key):
+                    yield rec.entry
+            yield from (e for e, rid in node.pending if rid == key)
+            return
+        yield from (self._charges[c].entry for c in node.charges)
+        yield from (e for e, _ in node.pending)
+
+    def _pld_rest(self, rid: int) -> tuple[bytes, PLDPair]:
+        """What an open reservation stands for in the PLD check: its plan's PLD while it
+        has charged nothing (in the process that reserved), else its amount less what
+        it has used, as an (epsilon, delta) release. Only a stand-in for its future
+        charges: every charge is checked against the merged tree of committed ones."""
+        state = self._reservations[rid]
+        started = rid in self._nodes[state.scope_id].buckets
+        if state.pld is not None and not started:
+            return state.pld
+        rest = self._reservation_rest(rid)
+        g = best_guarantee(rest, state.amount.delta).guarantee
+        if g.epsilon == 0.0 and g.delta == 0.0:
+            return EMPTY, ZERO_PAIR
+        return self.pld_composer.approx(g.epsilon, min(g.delta, 1 - 1e-16))
 
     def _subtree_cost(self, node_id: int) -> Cost:
         return self._cost(node_id, ALL)
@@ -451,13 +829,13 @@ class ScopeTree:
         )
         return reservation_cost(rest)
 
-    def _global_bound(self, exclude: int | None = None) -> Bound:
+    def _global_bound(self, exclude: int | None = None, need: Guarantee | None = None) -> Bound:
         """Every committed charge (one merged tree) plus, at their scopes, what the
         open reservations other than ``exclude`` may still charge: what the
         budget must cover."""
         # With no reservation held but ``exclude``'s, the check is every committed
         # charge: the costs already kept under ALL, not a whole new composition.
-        settled = best_guarantee(self._cost(self._root_id, ALL), self.budget.delta)
+        settled = self._best(ALL, need=need)
         others = self._placed - (exclude is not None and self._is_placed(exclude))
         if not others:
             return settled
@@ -465,7 +843,7 @@ class ScopeTree:
         # with no basic epsilon (a Gaussian plan's) switches the amplification to the
         # best bound of everything below, which can be smaller than what the committed
         # charges alone are proven to cost.
-        check = best_guarantee(self._cost(self._root_id, ("check", exclude)), self.budget.delta)
+        check = self._best(("check", exclude), need=need)
         c, s = check.guarantee, settled.guarantee
         if c.epsilon >= s.epsilon and c.delta >= s.delta:
             return check
@@ -481,10 +859,15 @@ class ScopeTree:
         return node is not None and rid in node.reserved
 
     @contextlib.contextmanager
-    def _tentative(self, node_id: int, cost: Cost, rid: int | None) -> Iterator[None]:
-        """Add a charge's cost for the duration of a check, then restore the model exactly."""
+    def _tentative(
+        self, node_id: int, cost: Cost, rid: int | None, entry: Entry | None = None
+    ) -> Iterator[None]:
+        """Add a charge's cost (and its entry, for the PLD view) for the duration of a
+        check, then restore the model exactly."""
         node = self._nodes[node_id]
         old_all, old_rid = node.own_all, node.own.get(rid) if rid is not None else None
+        if entry is not None:
+            node.pending.append((entry, rid))
         path = []
         cur: int | None = node_id
         while cur is not None:
@@ -495,6 +878,8 @@ class ScopeTree:
         try:
             yield
         finally:
+            if entry is not None:
+                node.pending.pop()
             node.own_all = old_all
             if rid is not None:
                 if old_rid is None:
@@ -529,12 +914,15 @@ class ScopeTree:
         # its rest. Elsewhere only what was kept under its own keys goes: the costs of
         # committed charges (ALL) and the other reservations' checks stay valid, so the
         # next check does not recompose the whole tree.
-        gone = (rid, ("check", rid))
+        gone = (rid, ("check", rid), ("pld", rid), ("pld", ("check", rid)))
+        for k in [k for k in self._pld_last_check if k[1] in gone]:
+            del self._pld_last_check[k]
         for node in self._nodes.values():
             node.own.pop(rid, None)
             node.buckets.discard(rid)
             for key in gone:
                 node.group_rows.pop(key, None)
+                node.pld_rows.pop(key, None)
         for cache in self._cache.values():
             for key in gone:
                 cache.pop(key, None)

@@ -24,11 +24,12 @@ from privet.ledger.composition import Bound, Cost, best_guarantee
 from privet.ledger.entries import Entry, LocalRandomiser, NonPrivate
 from privet.ledger.guarantee import Guarantee
 from privet.ledger.history import History
+from privet.ledger.pld_tree import PLDPair
 from privet.ledger.records import ChargeLabels, ChargeRecord, eps_text
 from privet.ledger.relation import NeighbouringRelation
 from privet.ledger.reservation import Reservation
 from privet.ledger.scope import Scope
-from privet.ledger.tree import ABANDON_MARK, MAX_DEPTH, ReservationState
+from privet.ledger.tree import ABANDON_MARK, ALL, MAX_DEPTH, ReservationState
 
 
 def _by_epsilon(bound: Bound) -> tuple[float, float]:
@@ -42,7 +43,8 @@ class CheckedWrites(History):
     def _subtree_bound(self, node_id: int) -> Bound:
         with self._lock:
             self._refresh()
-            return best_guarantee(self._subtree_cost(node_id), self.budget.delta)
+            bound = best_guarantee(self._subtree_cost(node_id), self.budget.delta)
+            return self._with_pld(bound, lambda: self._pld_node(node_id, ALL), self.budget.delta)
 
     def _add_group(
         self,
@@ -108,7 +110,7 @@ class CheckedWrites(History):
         # The cost of a tree is not additive: add tentatively, measure, restore.
         if reservation is None:
             with self._tentative_many(items, None):
-                bound = self._global_bound()
+                bound = self._global_bound(need=self.budget)
             if not bound.guarantee.fits_in(self.budget):
                 left = left_of(self.budget, self._global_bound().guarantee)
                 raise BudgetExceededError(
@@ -139,9 +141,10 @@ class CheckedWrites(History):
         # shared with settled charges; basic composition with an approximate-DP charge).
         own_rest = reservation._state.caller.endswith(ABANDON_MARK)
         with self._tentative_many(items, reservation.id):
-            cost = self._cost(scope_id, reservation.id)
-            bound = self._global_bound(exclude=None if own_rest else reservation.id)
-        used = best_guarantee(cost, reservation.amount.delta)
+            used = self._used(reservation.id, need=reservation.amount)
+            bound = self._global_bound(
+                exclude=None if own_rest else reservation.id, need=self.budget
+            )
         if not used.guarantee.fits_in(reservation.amount):
             raise BudgetExceededError(
                 f"{what} would use {used.guarantee} of reservation #{reservation.id}, which "
@@ -165,7 +168,7 @@ class CheckedWrites(History):
     ) -> Iterator[None]:
         with contextlib.ExitStack() as stack:
             for node_id, entry in items:
-                stack.enter_context(self._tentative(node_id, Cost.of(entry), rid))
+                stack.enter_context(self._tentative(node_id, Cost.of(entry), rid, entry))
             yield
 
     def _charge(
@@ -252,7 +255,14 @@ class CheckedWrites(History):
                 ids.append(event.payload["id"])
         return [self._charges[i] for i in ids]
 
-    def _reserve(self, amount: Guarantee, cost: Cost, caller: str, node_id: int) -> int:
+    def _reserve(
+        self,
+        amount: Guarantee,
+        cost: Cost,
+        caller: str,
+        node_id: int,
+        plan_pld: tuple[bytes, PLDPair] | None = None,
+    ) -> int:
         """Check that the plan's ``cost`` fits at its scope, then record the reservation.
 
         The check composes the plan's own cost (its Rényi and Gaussian views, so a
@@ -268,9 +278,9 @@ class CheckedWrites(History):
         with self._write():
             # Check with a stand-in reservation placed at its scope, then remove it.
             held: Cost | None = cost if amount.fits_in(self.budget) else None
-            bound = self._trial_bound(amount, caller, node_id, held)
+            bound = self._trial_bound(amount, caller, node_id, held, plan_pld)
             if held is not None and not bound.guarantee.fits_in(self.budget):
-                coarse_bound = self._trial_bound(amount, caller, node_id)
+                coarse_bound = self._trial_bound(amount, caller, node_id, None, plan_pld)
                 if _by_epsilon(coarse_bound) < _by_epsilon(bound):
                     bound, held = coarse_bound, None
             if not bound.guarantee.fits_in(self.budget):
@@ -296,18 +306,26 @@ class CheckedWrites(History):
             if held is not None and held != coarse:  # the cost says more than the amount
                 payload["cost"] = held.to_payload()
             event = self._append("reserve", payload)
-        return int(event.payload["id"])
+            rid = int(event.payload["id"])
+            self._reservations[rid].pld = plan_pld
+        return rid
 
     def _trial_bound(
-        self, amount: Guarantee, caller: str, node_id: int, cost: Cost | None = None
+        self,
+        amount: Guarantee,
+        caller: str,
+        node_id: int,
+        cost: Cost | None = None,
+        plan_pld: tuple[bytes, PLDPair] | None = None,
     ) -> Bound:
         """The bound the budget must cover with a stand-in reservation at ``node_id``:
-        ``cost`` where given, else ``amount``. The stand-in is removed again."""
-        trial = ReservationState(-1, amount, "open", caller, 0, "", 0.0, node_id, cost)
+        ``cost`` where given, else ``amount`` (and for the PLD view, the plan's PLD
+        where given, else ``amount``). The stand-in is removed again."""
+        trial = ReservationState(-1, amount, "open", caller, 0, "", 0.0, node_id, cost, plan_pld)
         self._reservations[-1] = trial
         self._place_reservation(node_id, -1, amount)
         try:
-            return self._global_bound()
+            return self._global_bound(need=self.budget)
         finally:
             self._unplace_reservation(node_id, -1)
             del self._reservations[-1]

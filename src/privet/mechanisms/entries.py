@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from privet.errors import InvalidParameterError
 from privet.ledger import Entry, register_entry
 from privet.ledger.guarantee import check_delta, check_epsilon
+from privet.ledger.pld import BoundedRangeCurve, Curve, RandomisedResponse
 
 
 @register_entry
@@ -51,6 +52,13 @@ class NoisyMax(Entry):
                 "NoisyMax: noise must be 'exponential', 'gumbel' or 'discrete_laplace', got "
                 f"{self.noise!r}."
             )
+
+    def privacy_curve(self) -> Curve:
+        """Gumbel noise is the exponential mechanism, epsilon-bounded range; the other
+        noises are charged as any epsilon-DP release (randomised response)."""
+        if self.noise == "gumbel":
+            return BoundedRangeCurve(self.epsilon)
+        return RandomisedResponse(self.epsilon)
 
 
 @register_entry

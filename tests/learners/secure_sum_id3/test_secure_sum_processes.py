@@ -117,9 +117,16 @@ def test_a_consistent_shift_goes_undetected_over_processes(small):
 
 def test_verify_malicious_gives_the_reference_tree(small):
     schema, X, y = small
-    ref = SecureSumID3Classifier(schema=schema, n_parties=4, random_state=2).fit(X, y)
+    ref = SecureSumID3Classifier(
+        schema=schema, n_parties=4, random_state=2, ledger=_unbounded()
+    ).fit(X, y)
     est = SecureSumID3Classifier(
-        schema=schema, n_parties=4, backend="shamir", verify="malicious", random_state=2
+        schema=schema,
+        n_parties=4,
+        backend="shamir",
+        verify="malicious",
+        random_state=2,
+        ledger=_unbounded(),
     ).fit(X, y)
     assert canonical(est.tree_) == canonical(ref.tree_)
 
@@ -135,7 +142,12 @@ def test_verify_malicious_names_the_cheating_party(small, kind):
     the same public data and names itself too)."""
     schema, X, y = small
     est = SecureSumID3Classifier(
-        schema=schema, max_depth=1, backend="shamir", n_parties=4, verify="malicious"
+        schema=schema,
+        max_depth=1,
+        backend="shamir",
+        n_parties=4,
+        verify="malicious",
+        ledger=_unbounded(),
     )
     est._testing_tamper = {"party": 1, "round": 2, "kind": kind}
     with pytest.raises(SummationIntegrityError, match="named party 1 as the sender") as info:
@@ -171,8 +183,10 @@ def test_verify_malicious_in_a_field_beyond_64_bits(small):
     """p = 2^61 - 1 (shares as Python integers): same tree, and the shift is named."""
     schema, X, y = small
     kw = dict(schema=schema, n_parties=3, max_depth=2, random_state=2)
-    ref = SecureSumID3Classifier(**kw).fit(X, y)
-    est = SecureSumID3Classifier(**kw, backend="shamir", verify="malicious", prime=2**61 - 1)
+    ref = SecureSumID3Classifier(**kw, ledger=_unbounded()).fit(X, y)
+    est = SecureSumID3Classifier(
+        **kw, backend="shamir", verify="malicious", prime=2**61 - 1, ledger=_unbounded()
+    )
     assert canonical(est.fit(X, y).tree_) == canonical(ref.tree_)
     est._testing_tamper = {"party": 2, "round": 1, "kind": "shift"}
     with pytest.raises(SummationIntegrityError) as info:
