@@ -127,8 +127,9 @@ def _fmt(x: Any, digits: int = 3) -> str:
     return f"{x:.{digits}g}"
 
 
-def run_learners(args: argparse.Namespace, schema: Any) -> list[dict[str, Any]]:
-    rows = []
+def run_learners(
+    args: argparse.Namespace, schema: Any, rows: list[dict[str, Any]], write: Any
+) -> list[dict[str, Any]]:
     chosen = args.learners.split(",") if args.learners else None
     for name, depth, factor, why in LEARNERS:
         if chosen and name not in chosen:
@@ -149,7 +150,7 @@ def run_learners(args: argparse.Namespace, schema: Any) -> list[dict[str, Any]]:
             confidence=CONFIDENCE,
             max_depth=depth,
             output="releases",
-            one_run=not args.quick,
+            one_run=not (args.quick or args.no_one_run),
             n_jobs=1,
             random_state=0,
         )
@@ -192,21 +193,23 @@ def run_learners(args: argparse.Namespace, schema: Any) -> list[dict[str, Any]]:
             "event": None if best is None or best.result is None else best.result.event,
         }
         rows.append(row)
+        write()
         print("  " + audit.summary(), flush=True)
         print(f"  CPU {cpu:.0f} s, wall {wall:.0f} s", flush=True)
     return rows
 
 
-def run_zoo(args: argparse.Namespace, schema: Any) -> list[dict[str, Any]]:
-    out = []
+def run_zoo(
+    args: argparse.Namespace, schema: Any, out: list[dict[str, Any]], write: Any
+) -> list[dict[str, Any]]:
     for name in LEARNER_ZOO:
         c0 = _cpu()
-        (r,) = run_learner_zoo(
-            [name], schema=schema, trials=300 if args.quick else "benchmark", n_jobs=1
-        )
+        trials = args.zoo_trials or (300 if args.quick else "benchmark")
+        (r,) = run_learner_zoo([name], schema=schema, trials=trials, n_jobs=1)
         row = r.row()
         row["total_cpu_seconds"] = round(_cpu() - c0, 1)
         out.append(row)
+        write()
         print(
             f"zoo {name}: caught {r.caught} (bug ≥ {_fmt(r.broken.measured_epsilon)} vs "
             f"proven {_fmt(r.broken.proven_epsilon)}), twin passes {r.correct_passed} "
@@ -228,7 +231,7 @@ FALSE_FAIL_SUBJECTS = [
 def run_false_fail(args: argparse.Namespace, schema: Any) -> list[dict[str, Any]]:
     """100 audits of correct learners at 95%: how often is a correct learner FAILed?"""
     rows = []
-    n_audits = 20 if args.quick else 100
+    n_audits = args.false_fail_audits or (20 if args.quick else 100)
     for i in range(n_audits):
         kind, name = FALSE_FAIL_SUBJECTS[i % len(FALSE_FAIL_SUBJECTS)]
         spec = LEARNER_ZOO[name].spec(True) if kind == "zoo twin" else resolve_learner(name)
@@ -394,6 +397,29 @@ def _figure(rows: list[dict[str, Any]], path: Path) -> None:
     fig.savefig(path, dpi=110)
 
 
+def _reduced(args: argparse.Namespace) -> list[str]:
+    """A paragraph saying how a run fell short of the goals' budgets, if it did."""
+    short = []
+    if args.quick:
+        short.append("`--quick` (30 CPU s per audit, 300 trainings in the zoo, 20 audits)")
+    if args.cpu_budget < 900:
+        short.append(f"{args.cpu_budget:g} CPU s per audit (the goal's budget is 900)")
+    if args.no_one_run:
+        short.append("no one-run audits")
+    if args.zoo_trials:
+        short.append(f"{args.zoo_trials} trainings per side in the zoo (each entry's own count)")
+    if args.false_fail_audits and args.false_fail_audits < 100:
+        short.append(f"{args.false_fail_audits} audits of correct learners (not 100)")
+    if not short:
+        return []
+    return [
+        "**A reduced run**: " + "; ".join(short) + ". Bounds from fewer trainings are "
+        "lower; these figures do not test the issue's goals, they show what this budget "
+        "reaches.",
+        "",
+    ]
+
+
 def _markdown(rows, zoo, false_fail, before, args, load, protocols=()) -> str:
     flags = []
     for k, v in vars(args).items():
@@ -409,6 +435,7 @@ def _markdown(rows, zoo, false_fail, before, args, load, protocols=()) -> str:
         f"Load average before the run: {load}; the machine is shared (2 cores, up to 8 "
         "users), so **CPU seconds** are the comparable figure, wall seconds are inflated.",
         "",
+        *_reduced(args),
         "Proven: the ledger of one fit. Rigorous: Clopper-Pearson lower bound of a threshold "
         "event on the exact likelihood ratio of every recorded release. Estimate: plug-in ratio "
         "of the top level set (pure DP) or Gaussian-DP fit (Gaussian), with its 95% interval. "
@@ -531,6 +558,11 @@ def main() -> None:
     p.add_argument("--skip-protocols", action="store_true", help="no MPC party processes")
     p.add_argument("--protocol-trials", type=int, default=100, help="protocol runs per side")
     p.add_argument("--quick", action="store_true", help="small budgets, for a smoke run")
+    p.add_argument("--no-one-run", action="store_true", help="skip the one-run audits")
+    p.add_argument(
+        "--zoo-trials", type=int, help="trainings per side in the zoo (default: each entry's)"
+    )
+    p.add_argument("--false-fail-audits", type=int, help="audits of correct learners (default 100)")
     p.add_argument("--before", help="JSON of benchmarks/audit_learners.py on main")
     p.add_argument("--out", default=str(RESULTS), help="results directory")
     args = p.parse_args()
@@ -540,28 +572,46 @@ def main() -> None:
     out.mkdir(parents=True, exist_ok=True)
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())
     schema = load_dataset("car").schema
-    rows = run_learners(args, schema)
-    zoo = [] if args.skip_zoo or args.learners else run_zoo(args, schema)
-    ff = [] if args.skip_false_fail or args.learners else run_false_fail(args, schema)
-    protocols = [] if args.skip_protocols else run_protocols(args, schema)
-    before = _before(args.before)
     stem = "audit_tightness" if not args.learners else "audit_tightness_subset"
-    _write_csv(out / f"{stem}.csv", rows)
-    _write_csv(out / "audit_learner_zoo.csv", zoo)
-    _write_csv(out / "audit_false_fail.csv", ff)
-    _write_csv(out / f"{stem}_protocols.csv", protocols)
-    (out / f"{stem}.json").write_text(
-        json.dumps(
-            {"learners": rows, "zoo": zoo, "false_fail": ff, "before": before},
-            indent=2,
-            default=str,
-        ),
-        encoding="utf-8",
-    )
-    (out / f"{stem}.md").write_text(
-        _markdown(rows, zoo, ff, before, args, load, protocols), encoding="utf-8"
-    )
-    _figure(rows, out / f"{stem}.png")
+    rows: list[dict[str, Any]] = []
+    zoo: list[dict[str, Any]] = []
+    ff: list[dict[str, Any]] = []
+    protocols: list[dict[str, Any]] = []
+    before = _before(args.before)
+
+    def write() -> None:  # after every phase: a run stopped midway leaves what it measured
+        _write_csv(out / f"{stem}.csv", rows)
+        _write_csv(out / "audit_learner_zoo.csv", zoo)
+        _write_csv(out / "audit_false_fail.csv", ff)
+        _write_csv(out / f"{stem}_protocols.csv", protocols)
+        (out / f"{stem}.json").write_text(
+            json.dumps(
+                {
+                    "learners": rows,
+                    "zoo": zoo,
+                    "false_fail": ff,
+                    "protocols": protocols,
+                    "before": before,
+                },
+                indent=2,
+                default=str,
+            ),
+            encoding="utf-8",
+        )
+        (out / f"{stem}.md").write_text(
+            _markdown(rows, zoo, ff, before, args, load, protocols), encoding="utf-8"
+        )
+        _figure(rows, out / f"{stem}.png")
+
+    run_learners(args, schema, rows, write)  # each writes the results after every row
+    if not (args.skip_zoo or args.learners):
+        run_zoo(args, schema, zoo, write)
+    if not args.skip_protocols:
+        protocols += run_protocols(args, schema)
+        write()
+    if not (args.skip_false_fail or args.learners):
+        ff += run_false_fail(args, schema)
+        write()
     print(f"wrote {out / stem}.*")
 
 
