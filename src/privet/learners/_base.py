@@ -520,6 +520,14 @@ def calibrated_epsilon(
                 hi = mid
             if hi - lo <= 1e-9 * target:
                 break
+        if lo <= 0.0:
+            # no epsilon fits: a step the ledger proves nothing for (the paper-faithful
+            # hidden split costs infinity at any epsilon). Scaling cannot help; the plan
+            # goes to the ledger as given, which records what it proves (or refuses it).
+            estimator.epsilon = target
+            estimator.calibrated_epsilon_ = target
+            yield estimator.privacy_plan(schema)
+            return
         plan = plan_at(lo)
         plan.description = (
             f"{plan.description}; every step scaled by {lo / target:.4g} so that the "

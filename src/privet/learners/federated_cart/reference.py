@@ -35,7 +35,7 @@ import numpy as np
 
 from privet.errors import PrivetError
 from privet.learners._protocols.switch import testing_seed
-from privet.mechanisms import GammaDLPA
+from privet.mechanisms import GammaDLPA, recorder
 
 #: Fractional bits of the fixed-point encoding of noisy values in Z_{2^64}.
 FRAC_BITS = 32
@@ -295,13 +295,29 @@ class ReferenceOps:
             total = np.asarray(local.sum(axis=0) + noise, dtype=float)
             self.releases[key] = total
             return total
-        elif self.discrete:  # a discrete Laplace is not a multiple of a unit one: no pool
-            shares = gamma_shares(self.parties, scale, shape, discrete=True)
         else:
-            shares = self._pool.take(scale, shape)
+            total = _recorded_sum(self, key, local, scale)
+            self.releases[key] = total
+            return total
         total = from_ring(ring_sum(to_ring(local + shares)))
         self.releases[key] = total
         return total
+
+
+def _recorded_sum(ops: ReferenceOps, key: str, local: np.ndarray, scale: float) -> np.ndarray:
+    """The noisy sum of ``local`` through the release recorder (:mod:`privet.mechanisms.recorder`):
+    an outsider sees the parties' total plus one (discrete) Laplace(``scale``)."""
+    shape = local.shape[1:]
+
+    def draw() -> np.ndarray:
+        if ops.discrete:  # a discrete Laplace is not a multiple of a unit one: no pool
+            shares = gamma_shares(ops.parties, scale, shape, discrete=True)
+        else:
+            shares = ops._pool.take(scale, shape)
+        return from_ring(ring_sum(to_ring(local + shares)))
+
+    law = _mechanism(int(ops.parties), float(scale), bool(ops.discrete)).law()
+    return recorder.release(law, local, draw, label=f"gamma_dlpa: {key}")  # type: ignore[no-any-return]
 
 
 @dataclass

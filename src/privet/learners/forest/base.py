@@ -33,6 +33,7 @@ from privet.ledger import (
     Scope,
     best_guarantee,
 )
+from privet.mechanisms import recorder
 
 DISJOINT_SOURCE = "seed 000, App. D (disjoint subsets, parallel composition)"
 
@@ -174,11 +175,10 @@ class _BaseDPForest(BaseTreeClassifier):
         g = self._rate()
         if self._secret_sampling():  # every tree gets all rows; the coins are drawn in MPC
             return [(scope.subsample(g, "poisson"), np.arange(n)) for _ in range(k)]
-        coins = secure_rng()
         out = []
         for _ in range(k):
             sub = scope.subsample(g, "poisson")
-            out.append((sub, np.flatnonzero(coins.random(n) < g)))
+            out.append((sub, np.flatnonzero(recorder.poisson_sample(n, g))))
         return out
 
     def _secret_sampling(self) -> bool:
@@ -226,5 +226,3 @@ class _BaseDPForest(BaseTreeClassifier):
 
     def export_text(self, *, max_lines: int = 60) -> str:
         raise NotImplementedError(f"{type(self).__name__} has no single tree to print.")
-
-

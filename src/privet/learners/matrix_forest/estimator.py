@@ -27,7 +27,7 @@ from privet.learners.matrix_forest.reference import (
 )
 from privet.learners.matrix_forest.trees import Ensemble, build_forest, split_trees
 from privet.ledger import Claim, NeighbouringRelation, PrivacyPlan, PureDP
-from privet.mechanisms import make_laplace
+from privet.mechanisms import make_laplace, recorder
 from privet.mechanisms.matrix import IdentityStrategy, KroneckerStrategy, MatrixMechanism
 
 CLAIM_SOURCE = "seed 002 (Tajima et al.), Thm. 5 and 7, Alg. 3"
@@ -336,7 +336,7 @@ class MatrixRandomForestClassifier(BaseTreeClassifier):
             # record must leave the others' trees unchanged in distribution), so it is drawn
             # from fresh OS entropy, never from random_state: a seeded draw is a function of
             # record positions, and removing a record would shift every later one.
-            owner = np.random.default_rng().integers(total, size=codes.shape[0])
+            owner = recorder.privacy_rng().integers(total, size=codes.shape[0])
             parts = scope.partition([f"tree {g}" for g in range(total)], stable=True)
             g0 = 0
             for ens in self.ensembles_:

@@ -559,6 +559,9 @@ class SecureSumID3Classifier(BaseTreeClassifier):
             {key: r[key] for key in ("rounds", "counts_summed", "max_rss_kb") if key in r}
             for r in run.results
         ]
+        # the sums every party saw opened, level by level: a white-box audit replays them
+        # on the reference path (privet.audits.learners.whitebox.protocol_release_test)
+        self.opened_ = [np.asarray(v) for v in run.results[0].get("opened_sums", [])]
         return TreeArrays(**run.results[0]["tree"])
 
 
