@@ -5,8 +5,11 @@ the benchmark starts its own throw-away server, data on the real disk)::
 
     python benchmarks/ledger_postgres.py             # 8 and 32 processes x 200 charges
     python benchmarks/ledger_postgres.py --quick     # 4 processes x 20 charges
+    PYTHONPATH=/path/to/old/src python benchmarks/ledger_postgres.py --stem ledger_postgres_before
 
-Writes ``benchmarks/results/ledger_postgres.{csv,md,png}``.
+Writes ``benchmarks/results/ledger_postgres.{csv,md,png}`` (``--stem``: another name, e.g.
+the same benchmark run against an older privet for a before/after table, which the
+default run includes when ``ledger_postgres_before.csv`` exists).
 
 What is measured
 ----------------
@@ -30,6 +33,7 @@ import csv
 import json
 import os
 import platform
+import resource
 import signal
 import subprocess
 import sys
@@ -93,7 +97,24 @@ def stored_ids(where: str) -> list[int]:
         conn.close()
 
 
-def run_workers(where: str, n_procs: int, n_charges: int, *, during=None) -> dict:
+def server_cpu(pg: TemporaryPostgres | None) -> float:
+    """CPU seconds of the PostgreSQL server so far: the postmaster and its reaped backends."""
+    if pg is None:
+        return 0.0
+    pid = int((pg.data / "postmaster.pid").read_text().split()[0])
+    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    ticks = sum(int(f) for f in fields[11:15])  # utime, stime, cutime, cstime
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def client_cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def run_workers(
+    where: str, n_procs: int, n_charges: int, *, during=None, pg: TemporaryPostgres | None = None
+) -> dict:
     """Start n_procs workers, release them together, return the combined result."""
     go = Path(tempfile.mkdtemp()) / "go"
     procs = [
@@ -106,6 +127,7 @@ def run_workers(where: str, n_procs: int, n_charges: int, *, during=None) -> dic
     ]
     for p in procs:
         assert p.stdout.readline().strip() == "ready"
+    cpu0, srv0 = client_cpu(), server_cpu(pg)
     t0 = time.perf_counter()
     go.touch()
     if during is not None:
@@ -114,6 +136,8 @@ def run_workers(where: str, n_procs: int, n_charges: int, *, during=None) -> dic
     elapsed = time.perf_counter() - t0
     for p in procs:
         p.wait(timeout=60)
+    time.sleep(0.5)  # the backends of the closed connections exit and are reaped
+    cpu, srv = client_cpu() - cpu0, server_cpu(pg) - srv0
     ids = [i for r in results for i in r["ids"]]
     stored = stored_ids(where)
     led = Ledger.open(where, dataset="adult")
@@ -133,6 +157,8 @@ def run_workers(where: str, n_procs: int, n_charges: int, *, during=None) -> dic
         "within_budget": led.spent().fits_in(led.budget),
         "seconds": elapsed,
         "attempts_per_s": n_procs * n_charges / elapsed,
+        "client_cpu_s": cpu,
+        "server_cpu_s": srv if where.startswith("postgresql://") else 0.0,
     }
 
 
@@ -147,7 +173,9 @@ def kill_test(where: str) -> dict:
         """
     )
     Ledger.open(where, dataset="adult", budget=Guarantee(1.0)).close()
-    proc = subprocess.Popen([sys.executable, "-c", crasher, where], stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", crasher, where], stdout=subprocess.PIPE, text=True
+    )
     printed = []
     while len(printed) < 200:
         printed.append(int(proc.stdout.readline()))
@@ -171,6 +199,7 @@ def kill_test(where: str) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--stem", default="ledger_postgres", help="file name stem of the results")
     args = ap.parse_args()
     procs = [4] if args.quick else [8, 32]
     n = 20 if args.quick else 200
@@ -182,7 +211,7 @@ def main() -> None:
             for store in ("postgresql", "sqlite"):
                 where = pg.url(f"bench{k}") if store == "postgresql" else f"{tmp}/b{k}.sqlite"
                 Ledger.open(where, dataset="adult", budget=Guarantee(1.0)).close()
-                r = {"store": store, **run_workers(where, k, n)}
+                r = {"store": store, **run_workers(where, k, n, pg=pg)}
                 print(r)
                 rows.append(r)
         # (a) the server stopped and restarted while 8 processes charge
@@ -201,11 +230,13 @@ def main() -> None:
             where = pg.url("kill") if store == "postgresql" else f"{tmp}/kill.sqlite"
             faults.append({"fault": f"client SIGKILL ({store})", **kill_test(where)})
             print(faults[-1])
-    write(rows, faults, load, n)
+    write(rows, faults, load, n, args.stem, " ".join(sys.argv[1:]))
 
 
-def write(rows: list[dict], faults: list[dict], load: list[str], n: int) -> None:
-    with open(RESULTS / "ledger_postgres.csv", "w", newline="") as f:
+def write(
+    rows: list[dict], faults: list[dict], load: list[str], n: int, stem: str, argv: str
+) -> None:
+    with open(RESULTS / f"{stem}.csv", "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(rows[0]))
         w.writeheader()
         w.writerows(rows)
@@ -218,35 +249,79 @@ def write(rows: list[dict], faults: list[dict], load: list[str], n: int) -> None
     ax.set_title("One budget, many processes")
     ax.legend()
     fig.tight_layout()
-    fig.savefig(RESULTS / "ledger_postgres.png", dpi=120)
+    fig.savefig(RESULTS / f"{stem}.png", dpi=120)
     lines = [
         "# One budget, many processes: PostgreSQL and SQLite",
         "",
-        f"`python benchmarks/ledger_postgres.py`, {platform.python_version()}, "
+        f"`python benchmarks/ledger_postgres.py {argv}`".replace(" `", "`"),
+        "",
+        f"Python {platform.python_version()}, "
         f"{os.cpu_count()} cores, load average at start {' '.join(load)} (the machine was "
         "shared with other work: rates are lower bounds). Each process tries "
         f"{n} charges of 2^-10 against epsilon = 1 (room for 1,024). PostgreSQL 15 on the "
         "same machine, data on the real disk, fsync and synchronous commit on; SQLite in "
         "WAL mode with synchronous=FULL on the same disk.",
         "",
-        "| store | processes | attempts | succeeded | refused | stored | every returned "
-        "charge stored | stored twice | spent (budget 1) | seconds | attempts/s |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        *_table(rows),
     ]
-    for r in rows:
-        lines.append(
-            f"| {r['store']} | {r['processes']} | {r['attempts']} | {r['succeeded']} | "
-            f"{r['refused']} | {r['stored']} | {r['returned_all_stored']} | "
-            f"{r['stored_twice']} | {r['spent']:.6g} | {r['seconds']:.1f} | "
-            f"{r['attempts_per_s']:.0f} |"
-        )
-    lines += ["", "![rates](ledger_postgres.png)", "", "## Faults", ""]
+    before = RESULTS / "ledger_postgres_before.csv"
+    if stem == "ledger_postgres" and before.exists():
+        with open(before) as f:
+            old = list(csv.DictReader(f))
+        lines += [
+            "",
+            "## Before: privet's main at ec7c678 (without issue 37), same script, run right "
+            "before on the same machine",
+            "",
+            "A charge there was about 15 round trips to the server (a separate read transaction "
+            "before each write, one statement per new event read back); here 3 (the lock with "
+            "the read, the insert of the charge, its chain entry with the commit): counted with "
+            "`strace -e sendto,recvfrom` on one process charging 100 times.",
+            "",
+            *_table(old),
+            "",
+            "| store | processes | attempts/s before | attempts/s after | x |",
+            "|---|---|---|---|---|",
+        ]
+        for r in rows:
+            key = (r["store"], r["processes"])
+            same = [o for o in old if (o["store"], int(o["processes"])) == key]
+            b = same[0] if same else None
+            if b is not None:
+                ratio = r["attempts_per_s"] / float(b["attempts_per_s"])
+                lines.append(
+                    f"| {r['store']} | {r['processes']} | {float(b['attempts_per_s']):.0f} | "
+                    f"{r['attempts_per_s']:.0f} | {ratio:.2f} |"
+                )
+    lines += ["", f"![rates]({stem}.png)", "", "## Faults", ""]
     for f_ in faults:
         lines.append(f"- **{f_['fault']}**: " + ", ".join(
             f"{k}={v:.3g}" if isinstance(v, float) else f"{k}={v}"
             for k, v in f_.items() if k != "fault"
         ))  # fmt: skip
-    (RESULTS / "ledger_postgres.md").write_text("\n".join(lines) + "\n")
+    (RESULTS / f"{stem}.md").write_text("\n".join(lines) + "\n")
+
+
+def _table(rows: list[dict]) -> list[str]:
+    out = [
+        "| store | processes | attempts | succeeded | refused | stored | every returned "
+        "charge stored | stored twice | spent (budget 1) | seconds | attempts/s | client CPU s "
+        "| server CPU s |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        g = {k: (float(v) if k in FLOATS else v) for k, v in r.items()}
+        out.append(
+            f"| {g['store']} | {g['processes']} | {g['attempts']} | {g['succeeded']} | "
+            f"{g['refused']} | {g['stored']} | {g['returned_all_stored']} | "
+            f"{g['stored_twice']} | {g['spent']:.6g} | {g['seconds']:.1f} | "
+            f"{g['attempts_per_s']:.0f} | {g.get('client_cpu_s', float('nan')):.1f} | "
+            f"{g.get('server_cpu_s', float('nan')):.1f} |"
+        )
+    return out
+
+
+FLOATS = {"spent", "seconds", "attempts_per_s", "client_cpu_s", "server_cpu_s"}
 
 
 if __name__ == "__main__":

@@ -57,6 +57,13 @@ class LedgerUnavailableError(PrivetError, ConnectionError):
     """
 
 
+class LedgerClosedError(PrivetError, ValueError):
+    """The ledger was closed (``Ledger.close()``, or the end of its ``with`` block).
+
+    Nothing was read or charged; open it again with ``Ledger.open(path, dataset)``.
+    """
+
+
 class LedgerNotShareableError(PrivetError, TypeError):
     """An in-memory ledger cannot be shared with another process.
 

@@ -291,10 +291,20 @@ def seeded_laplace(x: float, size: int, random_state: Any = None) -> np.ndarray:
     backend=st.sampled_from([None, "threading", "sequential", "nope", 3]),
     random_state=st.one_of(st.none(), junk, st.integers(0, 10)),
     target_epsilon=st.one_of(st.none(), junk, st.floats(0.0, 3.0)),
+    options=st.fixed_dictionaries(  # issue 37: these were accepted whatever they were
+        {},
+        optional={
+            "power": st.one_of(junk, st.floats(0.0, 1.0)),
+            "classifier": st.sampled_from(["logistic", "boosting", "foo", 3, None]),
+            "max_thresholds": st.one_of(junk, st.integers(-2, 600)),
+            "max_discrete_values": st.one_of(junk, st.integers(-2, 80)),
+            "selection_penalty": st.one_of(junk, st.floats(0.0, 5.0)),
+        },
+    ),
 )
 def test_dp_test_gives_a_correct_result_or_a_privet_error(
     epsilon, delta, trials, confidence, selection_fraction, batch_size, n_jobs, backend,
-    random_state, target_epsilon,
+    random_state, target_epsilon, options,
 ):  # fmt: skip
     assume(n_jobs not in (-1,) or backend in ("threading", "sequential"))  # no process pools
     r = privet_error_or(
@@ -312,10 +322,19 @@ def test_dp_test_gives_a_correct_result_or_a_privet_error(
             backend=backend,
             random_state=random_state,
             target_epsilon=target_epsilon,
+            **options,
         )
     )
     if r is None:
         return
+    o = options
+    assert "power" not in o or real_in(o["power"], 0.0, 1.0), o
+    assert o.get("classifier", "logistic") in ("logistic", "boosting"), o
+    assert all(int_ge(o.get(k, 1), 1) for k in ("max_thresholds", "max_discrete_values")), o
+    assert "selection_penalty" not in o or (
+        real_in(o["selection_penalty"], -1e-300) and math.isfinite(o["selection_penalty"])
+    ), o
+    assert real_in(epsilon, -1e-300, math.inf) or epsilon == math.inf, epsilon
     assert r.n_selection + r.n_estimation == r.n_trials <= trials
     if target_epsilon is None:
         assert r.n_trials == trials
@@ -443,12 +462,18 @@ def tiny_frame(car):
     fpr=st.sampled_from([(0.1,), (0.0,), (2.0,), ("a",)]),
     n_jobs=st.sampled_from([1, 0, "x", None]),
     random_state=st.one_of(st.integers(0, 3), st.sampled_from([-1, "s", 1.5, None])),
+    factory=st.sampled_from(["id3", "none", "object", "not callable"]),
 )
 def test_membership_inference_tiny(
     car, tiny_frame, n_shadows, n_targets, in_fraction, population_fraction, attacks, clip, fpr,
-    n_jobs, random_state,
+    n_jobs, random_state, factory,
 ):  # fmt: skip
-    make = functools.partial(ID3Classifier, max_depth=2, schema=car.schema)
+    make = {  # issue 37: a factory of no estimator was a raw AttributeError
+        "id3": functools.partial(ID3Classifier, max_depth=2, schema=car.schema),
+        "none": lambda: None,
+        "object": object,
+        "not callable": ID3Classifier(max_depth=2, schema=car.schema),
+    }[factory]
     res = privet_error_or(
         lambda: membership_inference(
             tiny_frame,
@@ -467,6 +492,7 @@ def test_membership_inference_tiny(
         )
     )
     if res is not None:
+        assert factory == "id3"
         assert res.n_shadows == n_shadows and res.n_targets == n_targets
         assert res.n_candidates + res.n_population == len(tiny_frame)
         for a in res.attacks:
@@ -523,6 +549,10 @@ def test_strategies_accept_only_schemas():
                 make(bad)
 
 
+def returns_none(x: float, size: int, random_state: Any = None) -> None:
+    return None
+
+
 @FUZZ
 @given(
     neighbours=st.sampled_from(
@@ -530,13 +560,14 @@ def test_strategies_accept_only_schemas():
     ),
     trials=st.one_of(st.integers(-1, 200), junk_no_int),
     confidence=probability,
-    epsilon=st.one_of(st.floats(0.0, 50.0), junk),
+    epsilon=st.one_of(st.floats(0.0, 50.0), junk, st.sampled_from([math.inf, "1"])),
+    fn=st.sampled_from([seeded_laplace, returns_none, None, "laplace"]),
 )
-def test_assert_dp_validates_its_arguments(neighbours, trials, confidence, epsilon):
+def test_assert_dp_validates_its_arguments(neighbours, trials, confidence, epsilon, fn):
     with no_hang():
         try:
             r = assert_dp(
-                seeded_laplace, epsilon, neighbours=neighbours, trials=trials,
+                fn, epsilon, neighbours=neighbours, trials=trials,
                 confidence=confidence, random_state=0,
             )  # fmt: skip
         except PrivetError as exc:
@@ -546,6 +577,7 @@ def test_assert_dp_validates_its_arguments(neighbours, trials, confidence, epsil
             assert "is not (" in str(exc) and "trials per input" in str(exc)
             return
     assert r.verdict == "PASS" and r.n_trials == trials
+    assert fn is seeded_laplace and real_in(epsilon, -1e-300), (fn, epsilon)  # issue 37
 
 
 @settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck))
@@ -575,3 +607,51 @@ def test_membership_inference_tiny_valid_runs_are_complete(
     for a in res.attacks:
         assert len(a.scores) == n_targets * res.n_candidates
         assert np.isfinite(a.scores).all()
+
+
+def _dp(**kw: Any) -> Any:
+    args = {"epsilon": 1.0, "trials": 100, "confidence": 0.9, "random_state": 0, **kw}
+    return dp_test(seeded_laplace, 0.0, 1.0, **args)
+
+
+def _assert(fn: Any, epsilon: Any) -> Any:
+    return assert_dp(fn, epsilon, neighbours=(0.0, 1.0), trials=100, confidence=0.9, random_state=0)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: _assert(seeded_laplace, math.inf),
+        lambda: _assert(seeded_laplace, "1"),
+        lambda: _assert(returns_none, 1.0),
+        lambda: _assert(lambda x: None, 1.0),
+        lambda: _dp(power=2),
+        lambda: _dp(classifier="foo"),
+        lambda: _dp(max_discrete_values=-1),
+        lambda: _dp(selection_penalty=math.nan),
+        lambda: _dp(max_thresholds=0),
+    ],
+    ids=[
+        "assert_dp-epsilon-inf",
+        "assert_dp-epsilon-text",
+        "assert_dp-returns-none",
+        "assert_dp-returns-none-unvectorised",
+        "dp_test-power-2",
+        "dp_test-classifier-foo",
+        "dp_test-max_discrete_values-negative",
+        "dp_test-selection_penalty-nan",
+        "dp_test-max_thresholds-0",
+    ],
+)
+def test_the_issue_37_audit_arguments_are_refused_with_a_privet_error(call):
+    """Each was accepted (a test that could not fail) or a raw ValueError."""
+    with no_hang(), pytest.raises(PrivetError):
+        call()
+
+
+def test_membership_inference_refuses_a_factory_of_no_estimator(car, tiny_frame):
+    """Issue 37: membership_inference(..., lambda: None, ...) was a raw AttributeError."""
+    with pytest.raises(PrivetError, match="predict_proba"):
+        membership_inference(
+            tiny_frame, lambda: None, target=car.schema.target_name, confidence=0.9
+        )

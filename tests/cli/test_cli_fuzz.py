@@ -120,3 +120,82 @@ def test_schema_and_predict_on_junk_files(folder, content, target, cmd):
     (folder / "fake-model" / "model.json").write_text(content)
     code, err = _run(["predict", "--model", "fake-model", "--data", "junk.csv"])
     assert code != 0 and "(unexpected;" not in err, err
+
+
+# Issue 37: negative and empty values of every option were accepted (--max-parts -1,
+# --attacks '') or ended in an "unexpected" one-liner (a folder as a ledger file,
+# --name a/../../b). Every command below is complete but for the option tried, so a
+# value it accepts would run the command (and fail this test).
+COMMANDS = {
+    "ledger show": (["ledger", "show", "budget.sqlite"], ["--max-parts", "--dataset"]),
+    "audit mia": (
+        ["audit", "mia", "--learner", "dpid3"],
+        ["--rows", "--shadows", "--epsilon", "--depth", "--confidence", "--n-jobs", "--seed",
+         "--attacks", "--name", "--out", "--dataset"],
+    ),
+    "audit dp": (
+        ["audit", "dp", "--learner", "dpid3"],
+        ["--trials", "--epsilon", "--depth", "--confidence", "--n-jobs", "--seed", "--name"],
+    ),
+    "audit model": (
+        ["audit", "model", "nowhere"],
+        ["--trials", "--shadows", "--rows", "--confidence", "--n-jobs", "--seed", "--name"],
+    ),
+    "train": (
+        ["train", "--learner", "dpid3", "--data", "car.csv", "--schema", "car", "--target",
+         "class", "--ledger", "budget.sqlite", "--dataset", "car", "--epsilon", "0.1", "--yes"],
+        ["--epsilon", "--budget", "--budget-delta", "--test-size", "--parties", "--max-depth",
+         "--seed", "--out", "--backend"],
+    ),
+    "schema infer": (
+        ["schema", "infer", "car.csv", "--target", "class", "-o", "s.json"],
+        ["--bins", "--max-categories", "--output"],
+    ),
+    "schema check": (["schema", "check", "car.csv", "car"], ["--max"]),
+    "demo": (["demo", "--ledger", "demo.sqlite"], ["--epsilon", "--budget", "--depth",
+                                                   "--audit-trials", "--seed", "--dataset"]),
+    "predict": (["predict", "--model", "nowhere", "--data", "car.csv"], ["--out"]),
+}  # fmt: skip
+BAD_VALUES = ["-1", "", "  ", "-0.5", "nan", "-inf"]
+#: Names and paths: "-1" or "nan" is a valid file name; only an empty one is wrong.
+TEXT = {"--name", "--out", "--output"}
+CASES = [
+    pytest.param(argv, opt, value, id=f"{cmd} {opt} {value!r}")
+    for cmd, (argv, options) in COMMANDS.items()
+    for opt in options
+    for value in BAD_VALUES
+    if not (opt == "--n-jobs" and value == "-1")  # all cores: valid
+    and not (opt in TEXT and value.strip())
+]
+
+
+@pytest.mark.parametrize(("argv", "option", "value"), CASES)
+def test_negative_and_empty_option_values_are_usage_errors(folder, argv, option, value):
+    before = _spent(folder)
+    if option in argv:  # replace the command's own value of it
+        i = argv.index(option)
+        argv = argv[:i] + argv[i + 2 :]
+    code, err = _run([*argv, option, value])
+    assert code != 0, f"{argv} {option} {value!r} was accepted"
+    assert code in EXIT_CODES and "(unexpected;" not in err and "Traceback" not in err, err
+    assert _spent(folder) == before
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["ledger", "show", "afolder"],
+        ["ledger", "history", "afolder"],
+        ["ledger", "verify", "afolder"],
+        ["ledger", "export", "afolder"],
+        ["audit", "mia", "--learner", "dpid3", "--name", "a/../../b"],
+        ["audit", "dp", "--learner", "dpid3", "--name", ".."],
+        ["train", "--learner", "dpid3", "--data", "car.csv", "--schema", "car", "--target",
+         "class", "--ledger", "afolder", "--dataset", "car", "--epsilon", "0.1", "--yes"],
+    ],
+)  # fmt: skip
+def test_a_folder_as_a_ledger_or_a_path_as_a_name_is_a_clear_error(folder, argv):
+    (folder / "afolder").mkdir(exist_ok=True)
+    code, err = _run(argv)
+    assert code != 0 and code in EXIT_CODES, (argv, code, err)
+    assert "(unexpected;" not in err and ("folder" in err or "stem" in err), err

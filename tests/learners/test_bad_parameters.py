@@ -88,3 +88,19 @@ def test_bad_parameters_give_privet_errors_and_charge_nothing(car, cls, params, 
         cls(**{"schema": car.schema, "ledger": led, **params}).fit(car.X, car.y)
     assert led.charges == []
     assert led.remaining().epsilon == 1.0
+
+
+@pytest.mark.parametrize("cls", [DPRandomForestClassifier, DPExtraTreesClassifier])
+@pytest.mark.parametrize("n", [10**5, 2**70])
+def test_a_forest_above_max_estimators_is_refused_at_once(car, cls, n):
+    """Issue 37: n_estimators=10**5 trained for half an hour (about 15 ms a tree); 2**70
+    was a raw ValueError. At most MAX_ESTIMATORS = 10,000 trees, refused before anything."""
+    import time
+
+    from privet.learners.forest.base import MAX_ESTIMATORS
+
+    led = Ledger(budget=Guarantee(10.0))
+    started = time.monotonic()
+    with pytest.raises(InvalidParameterError, match=f"n_estimators.*{MAX_ESTIMATORS}"):
+        cls(n_estimators=n, schema=car.schema, ledger=led).fit(car.X, car.y)
+    assert time.monotonic() - started < 5 and led.charges == []

@@ -27,6 +27,7 @@ from hypothesis import strategies as st
 from privet.errors import (
     BudgetExceededError,
     InvalidParameterError,
+    LedgerClosedError,
     PrivetError,
     RelationMismatchError,
     UnsupportedEntryError,
@@ -734,6 +735,13 @@ class LedgerContract:
             (lambda led: led.root.partition(["a", "a"]), InvalidParameterError, "distinct"),
             (lambda led: led.reserve(-1.0), InvalidParameterError, ">= 0"),
             (lambda led: led.reserve(Guarantee(0.1, 1e-3)), BudgetExceededError, "Reserving"),
+            (lambda led: led.root.partition({"a": 1}), InvalidParameterError, "no order"),
+            (lambda led: led.root.partition({"a", "b"}), InvalidParameterError, "no order"),
+            (lambda led: led.root.partition(2, stable="yes"), InvalidParameterError, "stable"),
+            (lambda led: led.root.partition(2, stable=1), InvalidParameterError, "stable"),
+            (lambda led: led.root.subsample("0.5"), InvalidParameterError, "rate"),
+            (lambda led: led.root.subsample(True), InvalidParameterError, "rate"),
+            (lambda led: led.root.subsample(0.5, method=None), InvalidParameterError, "method"),
         ],
         ids=[
             "negative-eps",
@@ -761,6 +769,13 @@ class LedgerContract:
             "duplicate-labels",
             "negative-reservation",
             "reservation-delta-on-pure-budget",
+            "partition-of-a-dict",
+            "partition-of-a-set",
+            "stable-a-string",
+            "stable-an-int",
+            "rate-a-string",
+            "rate-a-bool",
+            "method-none",
         ],
     )
     def test_bad_input_is_a_clear_privet_error_and_charges_nothing(self, call, error, match):
@@ -773,6 +788,45 @@ class LedgerContract:
         assert led.spent() == spent
         assert len(led.charges) == n
         assert led.reserved() == reserved
+
+    def test_a_closed_ledger_refuses_every_call_with_one_privet_error(self):
+        """Issue 37: a charge on a closed SQLite ledger raised sqlite3.ProgrammingError.
+
+        A durable ledger refuses every read and write after close(), with
+        LedgerClosedError, and nothing is stored; an in-memory ledger holds nothing
+        to close and keeps working.
+        """
+        led = self.make(Guarantee(1.0, 1e-6))
+        part, _ = led.root.partition(2)
+        led.root.charge(0.25, mechanism="before")
+        led.close()
+        calls = [
+            lambda: led.root.charge(0.01, mechanism="m"),
+            lambda: part.charge(0.01, mechanism="m"),
+            lambda: led.charge_many([(part, 0.01)], mechanism="m"),
+            lambda: led.root.partition(2),
+            lambda: led.root.subsample(0.5),
+            lambda: led.reserve(0.1),
+            lambda: led.spent(),
+            lambda: led.remaining(),
+            lambda: led.charges,
+            lambda: led.verify(),
+            lambda: led.to_json(),
+            lambda: led.check_schema("f" * 64),
+            lambda: led.root.spent(),
+            lambda: led.root.can_charge(0.01),
+        ]
+        if led.path is None:
+            for call in calls:
+                call()
+            return
+        for call in calls:
+            with pytest.raises(LedgerClosedError, match="was closed"):
+                call()
+        led.close()  # closing twice is fine
+        again = Ledger.open(led.path, "adult")
+        assert again.spent() == Guarantee(0.25) and len(again.charges) == 1
+        again.close()
 
     @pytest.mark.parametrize(
         ("budget", "relation", "match"),

@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from privet.errors import PrivetError
+from privet.errors import LedgerClosedError, PrivetError
 from privet.ledger import (
     ApproxDP,
     Claim,
@@ -138,6 +138,8 @@ def test_partition(labels, stable):
     if ok:
         n = labels if isinstance(labels, int) else len(list(labels))
         assert len(parts) == n and len({p.path for p in parts}) == n
+        assert isinstance(stable, bool), stable  # issue 37: stable="yes" was accepted
+        assert not isinstance(labels, dict | set), labels  # {"a": 1} was accepted
 
 
 @FUZZ
@@ -146,6 +148,7 @@ def test_subsample(rate, method):
     led = Ledger(budget=1.0)
     ok, sub = _expect(led, lambda: led.root.subsample(rate, method))
     if ok:
+        assert isinstance(rate, int | float) and not isinstance(rate, bool), rate  # issue 37
         assert 0 < rate <= 1
         sub.charge(0.5, mechanism="m")
         assert led.spent().epsilon <= 0.5 + 1e-12
@@ -276,3 +279,81 @@ def test_entry_constructors(cls, a, b):
     ok, _ = _expect(led, lambda: led.root.charge(cls(**kwargs), mechanism="m"))
     if ok:
         assert led.spent().fits_in(led.budget)
+
+
+# ------------------------------------------------------------------ issue 37
+
+OPENDP = pytest.importorskip("opendp.prelude")
+OPENDP.enable_features("contrib")
+MEASUREMENTS = [
+    OPENDP.m.make_laplace(
+        OPENDP.atom_domain(T=float, nan=False), OPENDP.absolute_distance(T=float), scale=2.0
+    ),
+    OPENDP.t.make_count(
+        OPENDP.vector_domain(OPENDP.atom_domain(T=int)), OPENDP.symmetric_distance()
+    )
+    >> OPENDP.m.then_laplace(1.0),
+    OPENDP.t.make_count(
+        OPENDP.vector_domain(OPENDP.atom_domain(T=int)), OPENDP.symmetric_distance()
+    ),
+    None,
+    "laplace",
+]
+
+
+@FUZZ
+@given(which=st.integers(0, len(MEASUREMENTS) - 1), d_in=st.one_of(junk, st.integers(0, 3)))
+def test_run(which, d_in):
+    """Issue 37: d_in=-1, nan, "1" or a Transformation gave OpenDP's or Python's errors."""
+    measurement = MEASUREMENTS[which]
+    data = 3.0 if which == 0 else [1, 2, 3]
+    led = Ledger(budget=Guarantee(100.0))
+    ok, _ = _expect(led, lambda: led.root.run(measurement, data, d_in))
+    if ok:
+        assert which in (0, 1) and not isinstance(d_in, bool | str) and math.isfinite(d_in)
+        assert d_in >= 0 if which == 0 else (d_in >= 1 and float(d_in) == int(d_in))
+
+
+def _closed(kind: str, folder: str) -> Ledger:
+    led = Ledger.open(Path(folder) / "closed.sqlite", "d", budget=Guarantee(2.0, 1e-6))
+    led.root.charge(0.25, mechanism="before")
+    led.close()
+    return led
+
+
+@FUZZ
+@given(
+    call=st.sampled_from(
+        [
+            lambda led, v: led.root.charge(v, mechanism="m"),
+            lambda led, v: led.root.partition(2),
+            lambda led, v: led.root.subsample(0.5),
+            lambda led, v: led.reserve(v),
+            lambda led, v: led.spent(),
+            lambda led, v: led.remaining(),
+            lambda led, v: led.charges,
+            lambda led, v: led.verify(),
+            lambda led, v: led.to_json(),
+            lambda led, v: led.root.can_charge(v),
+            lambda led, v: led.check_schema("f" * 64),
+        ]
+    ),
+    value=charge_values,
+)
+def test_a_closed_ledger_file_refuses_every_call(call, value):
+    """Issue 37: a charge on a closed ledger raised sqlite3.ProgrammingError."""
+    with tempfile.TemporaryDirectory() as folder:
+        led = _closed("sqlite", folder)
+        try:
+            call(led, value)
+        except LedgerClosedError as exc:
+            assert "was closed" in str(exc)
+        except PrivetError:  # a bad value may be refused before the store is asked
+            pass
+        except Exception as exc:
+            pytest.fail(f"raw {type(exc).__name__}: {exc}")
+        else:
+            pytest.fail("a closed ledger answered")
+        again = Ledger.open(Path(folder) / "closed.sqlite", "d")
+        assert len(again.charges) == 1
+        again.close()

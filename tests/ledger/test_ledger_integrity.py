@@ -172,6 +172,56 @@ def test_single_bit_flips_never_open_silently_with_another_state(tmp_path, real_
     assert outcomes["refused"] > 0 and outcomes["same"] > 0, outcomes
 
 
+def _index_damaging_flip(data: bytes, tmp_path) -> bytes:
+    """The first single-bit flip (seeded order) of the charges index's pages that SQLite's
+    quick_check passes and its integrity_check refuses: an index no longer matching its
+    table, which quick_check does not compare."""
+    probe = tmp_path / "probe.sqlite"
+    probe.write_bytes(data)
+    conn = sqlite3.connect(probe)
+    pages = [
+        p for (p,) in conn.execute("SELECT pageno FROM dbstat WHERE name = 'charges_by_dataset'")
+    ]
+    page_size = conn.execute("PRAGMA page_size").fetchone()[0]
+    conn.close()
+    rng = random.Random(37)
+    for _ in range(5000):
+        page = rng.choice(pages)
+        pos = (page - 1) * page_size + rng.randrange(page_size)
+        flipped = bytearray(data)
+        flipped[pos] ^= 1 << rng.randrange(8)
+        probe.write_bytes(bytes(flipped))
+        conn = sqlite3.connect(probe)
+        try:
+            quick = conn.execute("PRAGMA quick_check").fetchall()
+            full = conn.execute("PRAGMA integrity_check").fetchall()
+        except sqlite3.DatabaseError:
+            continue
+        finally:
+            conn.close()
+        if quick == [("ok",)] and full != [("ok",)]:
+            return bytes(flipped)
+    pytest.fail("no index-damaging flip found")
+
+
+def test_an_index_damaging_bit_flip_is_refused_on_open_with_repair_advice(tmp_path, real_file):
+    """Issue 37: a flip in an index page passed quick_check, so the file opened and took
+    writes. Now it is refused on open, nothing is written, and the advice (REINDEX, then
+    open again) repairs it: the rows are intact and the hash chain verifies them."""
+    data, expected = real_file
+    path = tmp_path / "index.sqlite"
+    path.write_bytes(_index_damaging_flip(data, tmp_path))
+    with pytest.raises(LedgerCorruptError, match=r"(?s)charges_by_dataset.*REINDEX"):
+        Ledger.open(path, "car", timeout=1.0)
+    conn = sqlite3.connect(path, isolation_level=None)
+    assert conn.execute("SELECT count(*) FROM chain").fetchone()[0] > 100
+    conn.execute("REINDEX")
+    conn.close()
+    led = Ledger.open(path, "car")
+    assert led.to_json() == expected and led.verify() > 100
+    led.close()
+
+
 def test_copy_of_the_real_file_is_usable(tmp_path, real_file):
     data, expected = real_file
     path = tmp_path / "copy.sqlite"

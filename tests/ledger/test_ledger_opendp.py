@@ -128,6 +128,39 @@ def test_a_dataset_distance_below_one_is_refused():
     assert led.charges == [] and led.spent() == Guarantee(0.0)
 
 
+@pytest.mark.parametrize("d_in", [-1, math.nan, "1", None, True, 1.5, 2**40])
+def test_a_d_in_that_is_not_a_count_of_records_is_refused_before_the_map(d_in):
+    """Issue 37: d_in=-1, nan or "1" gave OpenDP's or Python's raw errors."""
+    led = Ledger(budget=Guarantee(10.0))
+    with pytest.raises(InvalidParameterError, match="d_in"):
+        led.root.run(count_laplace("symmetric"), [1, 2, 3], d_in)
+    assert led.charges == [] and led.spent() == Guarantee(0.0)
+
+
+@pytest.mark.parametrize("d_in", [-1.0, math.inf, math.nan, "1.0"])
+def test_a_real_d_in_must_be_finite_and_non_negative(d_in):
+    led = Ledger(budget=Guarantee(10.0))
+    with pytest.raises(InvalidParameterError, match="d_in"):
+        led.root.run(laplace(2.0), 3.0, d_in)
+    assert led.charges == []
+
+
+def test_an_integral_float_d_in_is_a_count_of_records():
+    led = Ledger(budget=Guarantee(10.0))
+    led.root.run(count_laplace("symmetric"), [1, 2, 3], 2.0)
+    assert led.spent() == Guarantee(2.0)
+
+
+def test_a_transformation_or_a_function_is_not_a_measurement():
+    """Issue 37: a Transformation gave a raw AttributeError (no output_measure)."""
+    count = dp.t.make_count(dp.vector_domain(dp.atom_domain(T=int)), dp.symmetric_distance())
+    led = Ledger(budget=Guarantee(10.0))
+    for thing in (count, lambda x: x, "laplace", None):
+        with pytest.raises(InvalidParameterError, match="Measurement"):
+            led.root.run(thing, [1, 2, 3], 1)
+    assert led.charges == []
+
+
 def test_run_inside_a_reservation_commits_against_it():
     led = Ledger(budget=Guarantee(1.0))
     with led.reserve(Guarantee(0.5)) as res:

@@ -204,3 +204,141 @@ def test_worker_processes_of_scikit_learn_charge_the_database(url):
     cross_val_score(model, data.X.iloc[:600], data.y.iloc[:600], cv=3, n_jobs=2)
     assert led.spent().epsilon == pytest.approx(0.75)
     assert len({c.reservation for c in led.charges}) == 3
+
+
+# ------------------------------------------------------ reservations of lost hosts
+# Issue 37: a reservation's life was tied to a process id checked on its own host only,
+# so a host that died left its reservation open on every other host, blocking a shared
+# budget for good. Now the owner's connection holds a lock the server releases.
+
+HOLDER = """
+import socket, sys, time
+socket.gethostname = lambda: "lost-host-37"  # another machine: its pid means nothing here
+from privet.ledger import Guarantee, Ledger
+led = Ledger.open(sys.argv[1], "adult")
+with led.reserve(Guarantee(0.5), on_abandon=sys.argv[2]):
+    led.root.charge(0.1, mechanism="laplace", caller="holder")
+    print("ready", flush=True)
+    sys.stdin.readline()  # the parent says when to go on
+    try:
+        led.root.charge(0.1, mechanism="laplace", caller="holder")
+        print("charged", flush=True)
+    except Exception as exc:
+        print(type(exc).__name__, flush=True)
+        print(exc, file=sys.stderr, flush=True)
+    sys.stdin.readline()  # and when to close the reservation
+print("done", flush=True)
+"""
+
+
+def _holder(url, on_abandon):
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, url, on_abandon],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout.readline().strip() == "ready"
+    return proc
+
+
+def _keeper_backends(url, pid):
+    return _sql(
+        url,
+        "SELECT pid FROM pg_stat_activity WHERE application_name = %s",
+        (f"privet-reservations-{pid}",),
+    )
+
+
+@pytest.fixture
+def no_grace(monkeypatch):
+    """The test's server has just started: judge reservations at once."""
+    from privet.ledger import postgres_store
+
+    monkeypatch.setattr(postgres_store, "RESTART_GRACE", 0.0, raising=False)
+
+
+def test_a_killed_host_s_reservation_is_charged_in_full_by_a_writer_elsewhere(url, no_grace):
+    led = Ledger.open(url, "adult", budget=1.0)
+    holder = _holder(url, "charge")
+    try:
+        assert led.remaining().epsilon == pytest.approx(0.5)  # 0.5 held by the holder
+        led.root.charge(0.01, mechanism="laplace")  # it is alive: its reservation stays
+        assert led.reserved() == Guarantee(0.5)
+        holder.kill()  # SIGKILL: the host is gone, its process id means nothing here
+        holder.wait(timeout=30)
+    finally:
+        holder.kill()
+    led.root.charge(0.01, mechanism="laplace")  # the next writer closes it
+    assert led.reserved() == Guarantee(0.0)
+    abandoned = [c for c in led.charges if c.mechanism.startswith("abandoned reservation")]
+    assert len(abandoned) == 1 and "lost-host-37" in abandoned[0].step
+    assert led.spent().epsilon == pytest.approx(0.5 + 0.02)  # its 0.1 and its rest 0.4
+    assert Ledger.open(url, "adult").verify() == led.verify()
+
+
+def test_a_frozen_host_whose_server_connection_was_killed_mid_fit_loses_its_reservation(
+    url, no_grace
+):
+    """The holder is frozen (SIGSTOP) and the server drops its connection (as it does for
+    a host that vanished: TCP keepalives): its reservation is released by the next writer
+    elsewhere, and its late charges, when it wakes up, are checked against the budget."""
+    import signal
+
+    led = Ledger.open(url, "adult", budget=1.0)
+    holder = _holder(url, "release")
+    try:
+        (backend,) = _keeper_backends(url, holder.pid)
+        os.kill(holder.pid, signal.SIGSTOP)
+        _sql(url, "SELECT pg_terminate_backend(%s)", backend)
+        deadline = time.monotonic() + 30
+        while _keeper_backends(url, holder.pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        led.root.charge(0.2, mechanism="laplace")
+        assert led.reserved() == Guarantee(0.0)  # released: its 0.4 unused goes back
+        led.root.charge(0.65, mechanism="laplace")  # room a dead reservation had held
+        os.kill(holder.pid, signal.SIGCONT)
+        out = holder.communicate("go\nclose\n", timeout=60)[0].split()
+    finally:
+        holder.kill()
+    assert out == ["BudgetExceededError", "done"]  # 0.95 spent: no room for its 0.1
+    assert led.spent().epsilon == pytest.approx(0.95)
+    assert led.spent().fits_in(led.budget)
+
+
+def test_a_live_holder_keeps_its_reservation_across_writers_and_a_server_restart(
+    url, postgres_server, monkeypatch
+):
+    """A restart drops every lock: during RESTART_GRACE nobody judges, and the owner
+    takes its lock again at its next write; then it is alive for everyone again."""
+    from privet.ledger import postgres_store
+
+    led = Ledger.open(url, "adult", budget=1.0)
+    holder = _holder(url, "charge")
+    try:
+        for _ in range(3):
+            led.root.charge(0.01, mechanism="laplace")
+        assert led.reserved() == Guarantee(0.5)
+        postgres_server.restart(down_for=0.5, mode="fast")
+        for _ in range(20):  # the pool reconnects
+            try:
+                led.root.charge(0.01, mechanism="laplace")
+                break
+            except LedgerUnavailableError:
+                time.sleep(0.2)
+        assert led.reserved() == Guarantee(0.5)  # within the grace period: not judged
+        holder.stdin.write("go\n")
+        holder.stdin.flush()
+        assert holder.stdout.readline().strip() == "charged"  # it took its lock again
+        monkeypatch.setattr(postgres_store, "RESTART_GRACE", 0.0, raising=False)
+        led.root.charge(0.01, mechanism="laplace")
+        assert led.reserved() == Guarantee(0.5)  # held again: still alive
+        assert holder.communicate("close\n", timeout=60)[0].strip() == "done"
+    finally:
+        holder.kill()
+    led.root.charge(0.01, mechanism="laplace")
+    assert led.reserved() == Guarantee(0.0)
+    assert not [c for c in led.charges if c.mechanism.startswith("abandoned")]

@@ -67,6 +67,16 @@ def arrays() -> st.SearchStrategy[Any]:
             np.array([0, 1, 2]),
             np.zeros((3, 3)),
             np.zeros((5, 2)),
+            # issue 37: ragged, byte-string, text, complex and unordered inputs
+            [[1, 2], [3]],
+            [[[1]], [2]],
+            np.array([b"1", b"2"]),
+            np.array([b"1", b"2"]).astype(object),
+            ["1", "2"],
+            np.array([1 + 1j, 2]),
+            np.array([1, None], dtype=object),
+            {"a": 1},
+            {1, 2},
         ]
     )
     floats = st.lists(st.floats(-1.0, 1.0), min_size=1, max_size=6).map(np.array)
@@ -136,8 +146,7 @@ BUILDERS = _builders()
 MAX_PARTIES = 10**5  # GammaDLPA's validated limit is checked in the call below
 
 
-def _call(mech: Any, data: st.DataObject, ledger: Ledger) -> Any:
-    values = data.draw(arrays(), label="values")
+def _call(mech: Any, data: st.DataObject, ledger: Ledger, values: Any) -> Any:
     if isinstance(mech, pm.GammaDLPA) and isinstance(values, np.ndarray) and values.ndim:
         with contextlib.suppress(ValueError):  # keep a shape that cannot broadcast: refused
             values = np.broadcast_to(values, (mech.parties, *values.shape[1:]))
@@ -150,6 +159,19 @@ def _actionable(exc: PrivetError) -> None:
     msg = str(exc)
     assert len(msg) > 20, msg  # says what was wrong, not just a value
     assert "Traceback" not in msg
+
+
+def _not_real_numbers(values: Any) -> bool:
+    """Inputs no numeric mechanism may accept: ragged, text, bytes, complex, dict, set."""
+    if isinstance(values, dict | set | str | bytes):
+        return True
+    try:
+        arr = np.asarray(values)
+    except ValueError:
+        return True  # ragged
+    if arr.dtype.kind in "SUc":
+        return True
+    return arr.dtype.kind == "O" and any(isinstance(v, str | bytes | complex) for v in arr.ravel())
 
 
 def _check_result(out: Any) -> None:
@@ -170,12 +192,14 @@ def test_mechanism_fuzz(name: str, data: st.DataObject) -> None:
             _actionable(exc)
             return
         before = ledger.spent()
+        values = data.draw(arrays(), label="values")
         try:
-            out = _call(mech, data, ledger)
+            out = _call(mech, data, ledger, values)
         except PrivetError as exc:
             _actionable(exc)
             assert ledger.spent() == before, "a refused call charged the ledger"
             return
+    assert not _not_real_numbers(values), f"accepted {values!r}: {out!r}"
     _check_result(out)
 
 
@@ -259,3 +283,62 @@ def test_gamma_dlpa_refuses_sums_that_would_overflow() -> None:
     with pytest.raises(PrivetError, match="finite"):
         pm.make_gamma_dlpa(1e-6, parties=3, sensitivity=1e300)
     assert ledger.spent() == Guarantee(0.0)
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda: pm.make_gaussian(sigma=1e300),
+        lambda: pm.make_gaussian(sigma=1e300, discrete=True),
+        lambda: pm.make_gaussian(sigma=1e151),
+        lambda: pm.make_gaussian(rho=1e-310),
+        lambda: pm.LaplaceMechanism(scale=1e300, sensitivity=1e-300),
+        lambda: pm.make_gamma_dlpa(1e-20, parties=3, discrete=True),
+    ],
+)
+def test_noise_the_accounting_or_the_sampler_cannot_handle_is_refused_before_any_charge(build):
+    """Issue 37: make_gaussian(sigma=1e300) charged, then raised OverflowError (sigma**2 in
+    its privacy map); a Laplace loss of 1e-600 was charged as 0; integer gamma shares at
+    scale 1e20 charged, then numpy's negative binomial raised ValueError."""
+    ledger = Ledger(Guarantee.unbounded(), dataset="fuzz")
+    with pytest.raises(PrivetError, match=r"accounting can state|64-bit"):
+        mech = build()
+        mech(
+            np.array([1.0, 2.0] if not isinstance(mech, pm.GammaDLPA) else [[1, 2]] * 3),
+            scope=ledger,
+        )
+    assert ledger.charges == []
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: pm.make_discrete_laplace(1.0),
+        lambda: pm.make_gaussian(rho=1.0, discrete=True),
+        lambda: pm.make_noisy_histogram(1.0),
+        lambda: pm.RandomisedResponse(epsilon=1.0, categories=3),
+        lambda: pm.make_laplace(1.0),
+        lambda: pm.make_gamma_dlpa(1.0, parties=2, discrete=True),
+    ],
+)
+@pytest.mark.parametrize(
+    "values",
+    [[[1, 2], [3]], {"a": 1}, {1, 2}, np.array([b"1", b"2"]), np.array([1 + 1j, 2])],
+    ids=["ragged", "dict", "set", "bytes", "complex"],
+)
+def test_ragged_byte_complex_and_unordered_inputs_are_refused_uncharged(make, values):
+    """Issue 37: [[1, 2], [3]] gave numpy's "inhomogeneous shape" ValueError in the discrete
+    Laplace, discrete Gaussian, histogram and randomised response; RandomisedResponse({"a":
+    1}) gave "unhashable type"; b"1" was parsed into 1.0 and 1+1j lost its imaginary part."""
+    relation = "replace_one" if make().__class__ is pm.RandomisedResponse else "add_remove"
+    ledger = Ledger(Guarantee(10.0), relation=relation, dataset="fuzz")
+    with pytest.raises(PrivetError, match=r"values|data|argument"):
+        make()(values, scope=ledger)
+    assert ledger.charges == []
+
+
+def test_a_matrix_mechanism_over_an_all_zero_workload_is_refused():
+    """Issue 37: MatrixMechanism(workload=np.zeros((3, 3))) was accepted (asks nothing)."""
+    with pytest.raises(PrivetError, match="all zeros"):
+        pm.MatrixMechanism(workload=np.zeros((3, 3)), epsilon=1.0)
+    pm.MatrixMechanism(workload=np.array([[0.0, 0.0, 1.0]]), epsilon=1.0)  # one query: fine

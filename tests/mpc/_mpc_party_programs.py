@@ -31,6 +31,34 @@ async def loop_rounds(ctx: Any, rounds: int = 1_000_000, marker: str | None = No
     return rounds
 
 
+async def busy_rounds(
+    ctx: Any,
+    rounds: int = 1_000_000,
+    block: float = 1.0,
+    marker: str | None = None,
+    mark_at: int = 3,
+    log: str | None = None,
+) -> int:
+    """Open a counter again and again; between scheduling an opening and awaiting it, each
+    party computes ``block`` seconds with its event loop blocked (local work); writes
+    ``marker.<pid>`` when round ``mark_at`` has started, and appends each round whose
+    opening completed, with the time, to ``log.<pid>``."""
+    mpc = ctx.runtime
+    x = mpc.input(mpc.SecInt(32)(0), senders=0)
+    for i in range(rounds):
+        x = x + 1
+        opened = asyncio.ensure_future(reveal(x, label="busy counter"))
+        await asyncio.sleep(0)  # the opening's messages leave
+        if marker is not None and i == mark_at:
+            Path(f"{marker}.{ctx.pid}").write_text("started")
+        time.sleep(block)  # local work: the event loop is blocked
+        await opened
+        if log is not None:
+            with open(f"{log}.{ctx.pid}", "a") as fh:
+                fh.write(f"{i} {time.time()}\n")
+    return rounds
+
+
 async def paced_openings(ctx: Any, rounds: int = 4, pause: float = 0.75) -> int:
     """Open a counter ``rounds`` times, ``pause`` seconds apart (a slow protocol's levels)."""
     mpc = ctx.runtime

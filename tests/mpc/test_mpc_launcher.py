@@ -282,6 +282,100 @@ def test_parties_stop_when_their_host_is_killed(tmp_path):
                 os.kill(p, signal.SIGKILL)
 
 
+BUSY_HOST = """
+import sys, time
+from privet.mpc import spawn
+group = spawn(sys.argv[1], {"marker": sys.argv[2], "log": sys.argv[3], "rounds": 10**6,
+                            "block": 0.0, "mark_at": 20}, timeout=30.0)
+print(" ".join(str(p.pid) for p in group.processes), flush=True)
+group.wait()
+"""
+
+
+@pytest.mark.mpc
+def test_no_value_is_opened_after_a_sigterm_of_the_host(tmp_path):
+    """Issue 37: after SIGTERM of the host the parties went on opening values until their
+    watcher's next look (and 3 of 10 runs finished). Now the kernel kills them with their
+    host (PR_SET_PDEATHSIG), and each opening checks the host first: no opening completes
+    after the host is gone."""
+    import os
+    import subprocess
+    import sys
+
+    host = subprocess.Popen(
+        [sys.executable, "-c", BUSY_HOST, program("busy_rounds"), str(tmp_path / "started"),
+         str(tmp_path / "opened")],
+        stdout=subprocess.PIPE,
+        text=True,
+    )  # fmt: skip
+    try:
+        pids = [int(p) for p in host.stdout.readline().split()]
+        deadline = time.monotonic() + 120
+        while not all((tmp_path / f"started.{i}").exists() for i in range(3)):
+            assert time.monotonic() < deadline and host.poll() is None, "no round 20"
+            time.sleep(0.01)
+        host.send_signal(signal.SIGTERM)  # the parties open a value every few ms
+        host.wait()
+        gone = time.time()  # the host died before this
+        deadline = time.monotonic() + 30
+        while any(alive(p) for p in pids) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not any(alive(p) for p in pids), "parties kept running without their host"
+        late = [
+            line
+            for i in range(3)
+            for line in (tmp_path / f"opened.{i}").read_text().splitlines()
+            if float(line.split()[1]) > gone
+        ]
+        assert not late, f"{len(late)} openings completed after the host died: {late[:5]}"
+    finally:
+        host.kill()
+        for p in pids if "pids" in locals() else []:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(p, signal.SIGKILL)
+
+
+@pytest.mark.mpc
+def test_a_frozen_party_is_caught_within_about_one_timeout_while_the_others_compute():
+    """Issue 37: the silence of a peer was counted again from zero whenever a party's own
+    event loop had been blocked by local work, so a frozen party was caught after the
+    timeout plus that work (up to twice the timeout). Parties computing 3.5 s between
+    sending and awaiting each opening, timeout 4 s: caught after about 4 s (was 7.5)."""
+    timeout = 4.0
+    with spawn(program("busy_rounds"), {"block": 3.5, "mark_at": 1, "marker": None},
+               timeout=timeout) as group:  # fmt: skip
+        time.sleep(12.0)  # a few rounds go by: the busy parties are not blamed
+        assert all(p.poll() is None for p in group.processes), "a busy party was blamed"
+        frozen = time.monotonic()
+        group.kill(0, signal.SIGSTOP)
+        with pytest.raises(MPCPartyError, match="party 0 stopped answering") as info:
+            group.wait()
+        caught = time.monotonic() - frozen
+    assert info.value.culprits == (0,)
+    assert caught < timeout + 2.5, f"caught after {caught:.1f} s (timeout {timeout} s)"
+
+
+@pytest.mark.mpc
+def test_a_frozen_party_0_is_blamed_not_a_party_still_busy_when_the_others_gave_up(tmp_path):
+    """Issue 37: party 0 frozen, party 1 gave up on it, party 2 was still in local work
+    when the launcher stopped the run: the host blamed parties 0 and 2 (1 of 4 runs)."""
+    marker = tmp_path / "started"
+    with spawn(
+        program("busy_rounds"),
+        {"marker": str(marker)},
+        party_args=[{"block": 0.1}, {"block": 0.1}, {"block": 2.5}],
+        timeout=3.0,
+    ) as group:
+        deadline = time.monotonic() + 60
+        while not all((tmp_path / f"started.{i}").exists() for i in range(3)):
+            assert time.monotonic() < deadline, "the parties never got going"
+            time.sleep(0.02)
+        group.kill(0, signal.SIGSTOP)
+        with pytest.raises(MPCPartyError) as info:
+            group.wait()
+    assert info.value.kind == "unresponsive" and info.value.culprits == (0,), str(info.value)
+
+
 def test_start_up_limit_follows_the_run_timeout():
     """Issue 11: a party stalling at start-up was caught only after a fixed 120 s."""
     from privet.mpc.launcher import default_start_timeout

@@ -69,8 +69,8 @@ def check_real(
     booleans and anything ``float()`` refuses are refused with the interval in
     the message (``example`` is appended to it, e.g. ``", e.g. 0.95"``).
     """
-    try:
-        v = math.nan if isinstance(value, bool) else float(value)
+    try:  # text is not a number here, even when float() would parse it ("1")
+        v = math.nan if isinstance(value, bool | str | bytes) else float(value)
     except (TypeError, ValueError, OverflowError):
         v = math.nan
     left, right = closed in ("left", "both"), closed in ("right", "both")

@@ -43,12 +43,14 @@ from typing import Any
 
 import numpy as np
 
-from privet.audits.bounds import check_confidence, check_delta, plan_trials
+from privet.audits.bounds import check_confidence, check_delta, check_real, plan_trials
 from privet.audits.cluster import resolve_backend
 from privet.audits.estimate import (
     EventsSpec,
     Family,
+    NoneGuard,
     check_epsilon,
+    check_event_options,
     check_fraction,
     check_positive_int,
     estimate_epsilon_lower_bound,
@@ -208,6 +210,8 @@ def dp_test(
         target_epsilon = check_epsilon(target_epsilon, "target_epsilon")
     if batch_size is not None:
         batch_size = check_positive_int(batch_size, "batch_size")
+    power = check_real(power, "power", lower=0.0, upper=1.0, example=", e.g. 0.9")
+    check_event_options(classifier, max_thresholds, max_discrete_values, selection_penalty)
     pool = parallel(n_jobs, backend, verbose)
     random_state = check_seed(random_state)
     if not callable(mechanism):
@@ -215,6 +219,7 @@ def dp_test(
             f"'mechanism' must be callable as mechanism(data) or mechanism(data, size=n); "
             f"got {type(mechanism).__name__}."
         )
+    statistic = NoneGuard(statistic, getattr(mechanism, "__name__", type(mechanism).__name__))
     vec = accepts_size(mechanism) if vectorized is None else bool(vectorized)
     n_sel = min(trials - 1, max(1, round(trials * selection_fraction)))
     n_est_max = trials - n_sel

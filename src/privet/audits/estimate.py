@@ -29,6 +29,7 @@ from privet.audits.events import (
     as_statistic_array,
     distinct_count,
     is_discrete,
+    make_classifier,
     select_classifier_event,
     select_set_event,
     select_threshold_event,
@@ -75,6 +76,35 @@ def check_split(n: int, selection_fraction: float) -> tuple[int, int]:
             "selection_fraction nearer 0.5."
         )
     return n_sel, n - n_sel
+
+
+def check_event_options(
+    classifier: Any, max_thresholds: Any, max_discrete_values: Any, selection_penalty: Any
+) -> None:
+    """Refuse the event search's options at the entry point, not when a family needs
+    them (classifier="foo" passed wherever the threshold family won)."""
+    make_classifier(classifier, None)
+    check_positive_int(max_thresholds, "max_thresholds")
+    check_positive_int(max_discrete_values, "max_discrete_values")
+    check_real(selection_penalty, "selection_penalty", lower=0.0, closed="left")
+
+
+class NoneGuard:
+    """The statistic of a dp_test, refusing a mechanism whose outputs are all None
+    (a function that returns nothing would pass every test)."""
+
+    def __init__(self, statistic: Any, name: str) -> None:
+        self.statistic, self.name = statistic, name
+
+    def __call__(self, outputs: Any) -> Any:
+        if outputs is None or (
+            isinstance(outputs, list) and outputs and all(o is None for o in outputs)
+        ):
+            raise InvalidParameterError(
+                f"The mechanism {self.name} returned None: it must return its output (a "
+                "number, an array, a model's predictions), or there is nothing to test."
+            )
+        return outputs if self.statistic is None else self.statistic(outputs)
 
 
 def check_epsilon(value: Any, name: str) -> float:
@@ -308,6 +338,7 @@ def estimate_epsilon_lower_bound(
     confidence = check_confidence(confidence)
     delta = check_delta(delta)
     selection_fraction = check_fraction(selection_fraction, "selection_fraction")
+    check_event_options(classifier, max_thresholds, max_discrete_values, selection_penalty)
     if claimed_epsilon is not None:
         claimed_epsilon = check_epsilon(claimed_epsilon, "claimed_epsilon")
     s0 = as_statistic_array(samples_d0, "samples_d0")

@@ -9,6 +9,7 @@ import traceback
 from collections.abc import Sequence
 
 from privet.cli import audit, datasets, demo, learners, ledger, predict, schema, train
+from privet.cli._checks import check_args
 from privet.cli._output import EXIT_USAGE, exit_code
 
 __all__ = ["build_parser", "main"]
@@ -48,6 +49,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     command = next((a for a in argv if not a.startswith("-")), "")
     parser = build_parser(command)
     args = parser.parse_args(argv)
+    check_args(parser, args, argv)  # negative counts, empty text, a path as a name (issue 37)
     if not getattr(args, "func", None):
         parser.print_help()
         return EXIT_USAGE

@@ -156,6 +156,10 @@ class Categorical:
         return {"type": "categorical", "name": self.name, "categories": list(self.categories)}
 
 
+#: Most bins Numeric.equal_width makes: every bin is a code the learners count over.
+MAX_BINS = 1_000_000
+
+
 @dataclass(frozen=True, slots=True)
 class Numeric:
     """A numeric attribute with public bounds and public bin edges.
@@ -250,6 +254,11 @@ class Numeric:
         if isinstance(n_bins, bool) or not isinstance(n_bins, numbers.Integral) or n_bins < 1:
             raise SchemaError(
                 f"Numeric {name!r}: n_bins must be a positive integer, got {n_bins!r}."
+            )
+        if n_bins > MAX_BINS:  # 2**60 bins filled the memory of the machine
+            raise SchemaError(
+                f"Numeric {name!r}: n_bins must be at most {MAX_BINS:,} (one code per bin), got "
+                f"{n_bins!r}."
             )
         lo = _finite_real(name, "lower", lower)
         hi = _finite_real(name, "upper", upper)

@@ -341,6 +341,25 @@ def load_schema(name: str) -> Schema:
     return _schema(spec.schema or key)
 
 
+def _read(spec: _Spec, path: Path, schema: Schema) -> pd.DataFrame:
+    """Read a dataset file; a file that is not text of the expected form is a SchemaError."""
+    try:
+        return spec.read(path, schema)
+    except SchemaError:
+        raise
+    except (ValueError, TypeError, KeyError, IndexError) as exc:  # parsing junk (pandas,
+        # the preprocessing of Adult, Heart, Titanic): UnicodeDecodeError, EmptyDataError...
+        why = (
+            "is empty"
+            if isinstance(exc, pd.errors.EmptyDataError)
+            else f"cannot be read ({type(exc).__name__}: {str(exc)[:200]})"
+        )
+        raise SchemaError(
+            f"{path} {why}: it is not the dataset's text file (damaged, truncated, or another "
+            "file with its name). Restore it from the dataset's source."
+        ) from None
+
+
 def load_dataset(name: str, *, data_dir: str | os.PathLike[str] | None = None) -> Dataset:
     """Load, preprocess and validate a real dataset.
 
@@ -375,20 +394,33 @@ def load_dataset(name: str, *, data_dir: str | os.PathLike[str] | None = None) -
     ((1728, 7), 4)
     """
     key, spec = _spec(name)
+    if data_dir is not None and (
+        not isinstance(data_dir, str | os.PathLike) or not str(os.fspath(data_dir)).strip()
+    ):
+        raise InvalidParameterError(
+            f"data_dir must be the path of the directory holding the shared data (a str or "
+            f"os.PathLike), got {data_dir!r} of type {type(data_dir).__name__}."
+        )
     schema = load_schema(key)
     if spec.bundled is not None and data_dir is None:
         ref = resources.files("privet.data").joinpath("bundled", spec.bundled)
         with resources.as_file(ref) as path:
-            raw = spec.read(path, schema)
+            raw = _read(spec, path, schema)
         source = f"bundled:{spec.bundled}"
     else:
         path = find_data_file(spec.file, data_dir)
-        raw = spec.read(path, schema)
+        raw = _read(spec, path, schema)
         source = str(path)
     try:
         frame = schema.validate(raw, target="required")
     except SchemaError as exc:
         raise SchemaError(f"Dataset {key!r} ({source}) does not match its schema: {exc}") from exc
+    if len(frame) == 0:
+        raise SchemaError(
+            f"Dataset {key!r} ({source}) has no usable row: the file is empty, holds only a "
+            f"header, or every row has a missing value ('?'). Check the file (a download that "
+            f"failed?), or restore it from {spec.citation or 'its source'}."
+        )
     return Dataset(
         key,
         frame.reset_index(drop=True),

@@ -347,6 +347,12 @@ class Schema:
     @classmethod
     def from_json(cls, text: str | bytes) -> Schema:
         """Parse JSON text written by :meth:`to_json`."""
+        if not isinstance(text, str | bytes | bytearray):
+            raise SchemaError(
+                f"Schema.from_json takes the JSON text of Schema.to_json() (a str or bytes), "
+                f"got {type(text).__name__}; for a dict use Schema.from_dict, for a file "
+                "Schema.load(path)."
+            )
         try:
             d = json.loads(text)
         except json.JSONDecodeError as exc:
@@ -354,6 +360,8 @@ class Schema:
                 f"Schema text is not valid JSON ({exc.msg} at line {exc.lineno}, column "
                 f"{exc.colno}); check the file."
             ) from exc
+        except (UnicodeDecodeError, RecursionError) as exc:
+            raise SchemaError(f"Schema text is not JSON text ({exc}); check the file.") from None
         return cls.from_dict(d)
 
     def save(self, path: str | os.PathLike[str]) -> None:

@@ -237,7 +237,24 @@ def _categorical_codes(attr: Categorical, col: pd.Series, present: np.ndarray) -
     return codes
 
 
+def _refuse_bytes_and_complex(attr: Attribute, col: pd.Series) -> None:
+    """Byte strings (numpy dtype 'S') and complex numbers are no attribute's values."""
+    if col.dtype.kind == "S":
+        raise SchemaError(
+            f"Column {attr.name!r} holds byte strings (dtype {col.dtype}); decode them to "
+            "text first: X.astype(str) for a numpy array, or col.str.decode('utf-8') for a "
+            "pandas column."
+        )
+    if col.dtype.kind == "c":
+        raise SchemaError(
+            f"Column {attr.name!r} holds complex numbers (dtype {col.dtype}); an attribute "
+            "takes real numbers or categories. Pass the real part (numpy.real) if that is "
+            "what is meant."
+        )
+
+
 def _codes(attr: Attribute, col: pd.Series, present: np.ndarray) -> np.ndarray:
+    _refuse_bytes_and_complex(attr, col)
     if isinstance(attr, Numeric):
         return _numeric_codes(attr, col, present)
     return _categorical_codes(attr, col, present)

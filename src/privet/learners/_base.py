@@ -32,6 +32,7 @@ from privet.errors import (
 )
 from privet.learners._params import Interval, StrOptions, validate_params
 from privet.ledger import Guarantee, Ledger, NeighbouringRelation, PrivacyPlan, Scope
+from privet.mechanisms import check_plan
 
 
 class PrivacyWarning(UserWarning):
@@ -326,6 +327,7 @@ class BaseTreeClassifier(ClassifierMixin, BaseEstimator):
         """
         self.schema_ = self._resolve_schema(X, y)
         plan = self.privacy_plan(self.schema_)
+        check_plan(plan, type(self).__name__)  # a release no sampler draws: refused now
         scope = self._fit_scope(plan)
         with calibrated_epsilon(self, scope.ledger, self.schema_) as plan:
             with self._reserve(plan, scope) as res:
@@ -354,8 +356,18 @@ def check_table(X: Any, schema: Schema, *, numeric: bool = False, owner: str = "
     """``X`` as a 2-D array with the schema's number of columns, or ``SchemaError``.
 
     ``numeric=True`` also requires finite numbers (a float array); ``owner``
-    prefixes the message of a malformed array.
+    prefixes the message of a malformed array. Text (str or bytes) is never parsed
+    into numbers: a numeric table of strings is refused.
     """
+    if numeric:
+        kinds = _dtype_kinds(X)
+        if kinds & set("SUc"):
+            what = "complex numbers" if "c" in kinds else "text (str or bytes)"
+            raise SchemaError(
+                f"{owner + ': ' if owner else ''}X holds {what} where the schema's features are "
+                "numbers; convert the columns to real numbers explicitly (e.g. "
+                "pandas.to_numeric), privet does not parse text into numbers."
+            )
     try:
         arr = check_array(
             X,
@@ -371,6 +383,29 @@ def check_table(X: Any, schema: Schema, *, numeric: bool = False, owner: str = "
             f"features {list(schema.feature_names)}; pass the columns in schema order."
         )
     return arr
+
+
+def _dtype_kinds(X: Any) -> set[str]:
+    """The numpy dtype kinds of a table's values ("S"/"U" for text held as objects);
+    empty when it is not array-like (check_array says why)."""
+    if isinstance(X, pd.DataFrame):
+        columns = [X.iloc[:, j].to_numpy() for j in range(X.shape[1])]
+    else:
+        try:
+            columns = [X if isinstance(X, np.ndarray) else np.asarray(X)]
+        except (TypeError, ValueError):
+            return set()
+    kinds = set()
+    for col in columns:
+        if col.dtype.kind == "O":  # Python objects: look at what they are
+            kinds |= {
+                "S" if isinstance(v, bytes) else "U"
+                for v in col.ravel()
+                if isinstance(v, str | bytes)
+            }
+        else:
+            kinds.add(col.dtype.kind)
+    return kinds
 
 
 def require_fitted(estimator: Any, attribute: str) -> None:
@@ -428,14 +463,29 @@ def charged_in_full_on_failure(estimator: Any, scope: Scope, schema: Schema) -> 
     """
     try:
         yield
-    except BaseException:
+    except BaseException as exc:
+        cost = scope.ledger.plan_cost(estimator.privacy_plan(schema))
         scope.charge(
-            scope.ledger.plan_cost(estimator.privacy_plan(schema)),
+            cost,
             mechanism="aborted MPC run (charged in full)",
             caller=type(estimator).__name__,
             step="protocol stopped after launch; opened values unknown",
         )
+        _say_charged(exc, cost)
         raise
+
+
+def _say_charged(exc: BaseException, cost: Guarantee) -> None:
+    """Add to the error the user sees that the run was charged its whole plan."""
+    note = (
+        f"The fit's whole privacy plan ({cost}) was charged: the parties may have opened "
+        "values before the run stopped, and which ones is not known (see the ledger's "
+        "history, 'aborted MPC run'). Retrying charges again."
+    )
+    if isinstance(exc, PrivetError) and exc.args and isinstance(exc.args[0], str):
+        exc.args = (f"{exc.args[0]}\n{note}", *exc.args[1:])  # str(exc): what the CLI prints
+    else:
+        exc.add_note(note)  # Ctrl-C, SystemExit: shown with the traceback
 
 
 @contextlib.contextmanager

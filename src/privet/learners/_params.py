@@ -40,7 +40,8 @@ class Interval:
     """Numbers of ``type`` (``Integral`` or ``Real``) between ``left`` and ``right``.
 
     ``closed`` is one of "left", "right", "both", "neither"; ``None`` bounds are
-    unbounded. Booleans are never numbers here, and NaN is in no interval.
+    unbounded but hold finite numbers only (a bound of ``math.inf`` admits infinity).
+    Booleans are never numbers here, and NaN is in no interval.
     """
 
     type: type
@@ -57,15 +58,17 @@ class Interval:
     def is_satisfied_by(self, value: Any) -> bool:
         if isinstance(value, bool | np.bool_) or not isinstance(value, self.type):
             return False
-        if isinstance(value, Real) and math.isnan(float(value)):
-            return False
-        left_ok = (
-            self.left is None
-            or (value >= self.left if self.closed in ("left", "both") else value > self.left)
+        if isinstance(value, Real) and not math.isfinite(float(value)):
+            # NaN is in no interval; an infinite value only where a bound says so
+            # (timeout=inf silently meant "never notice a stalled party")
+            bounds = (abs(self.left or 0), abs(self.right or 0))
+            if math.isnan(float(value)) or math.inf not in bounds:
+                return False
+        left_ok = self.left is None or (
+            value >= self.left if self.closed in ("left", "both") else value > self.left
         )
-        right_ok = (
-            self.right is None
-            or (value <= self.right if self.closed in ("right", "both") else value < self.right)
+        right_ok = self.right is None or (
+            value <= self.right if self.closed in ("right", "both") else value < self.right
         )
         return bool(left_ok and right_ok)
 

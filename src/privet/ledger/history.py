@@ -12,8 +12,6 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import math
-import os
-import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -94,20 +92,25 @@ class History(ScopeTree):
     def _write(self) -> Iterator[None]:
         """One exclusive write transaction, with the model synced to the store first.
 
-        On any exception (KeyboardInterrupt included) the store rolls back and,
-        if events were already applied, the model is rebuilt from the store.
+        Reservations abandoned by dead processes (:meth:`Store.abandoned`) are closed
+        first, in a transaction of their own, committed whatever the write then does
+        (a refused charge must not keep a dead reservation open). On any exception
+        (KeyboardInterrupt included) the store rolls back and, if events were
+        already applied, the model is rebuilt from the store.
         """
         if self._frozen is not None:
             raise LedgerNotShareableError(self._frozen)
         with self._lock:
-            if self._store.shared and self._seq >= 0:
-                self._close_stale_reservations()
             self._dirty = False
             try:
-                with self._store.transaction():
-                    if self._store.shared:
-                        self._sync()
-                    yield
+                for closing in (True, False):
+                    with self._store.transaction():
+                        if self._store.shared:
+                            self._sync()
+                            if closing and self._seq >= 0 and self._close_abandoned():
+                                continue  # commit the closes; write in a fresh transaction
+                        yield
+                        break
             except BaseException:
                 if self._dirty:
                     self._dirty = False
@@ -256,33 +259,18 @@ class History(ScopeTree):
         )
         self._append("charge", {"id": None, "record": record.to_dict()})
 
-    def _close_stale_reservations(self) -> None:
-        """Close the open reservations of dead processes on this host (their charges stay)."""
-        self._refresh()
-        host, me = socket.gethostname(), os.getpid()
-        stale = [
-            r.id
-            for r in self._open_reservations()
-            if r.host == host and r.pid != me and not _pid_alive(r.pid)
-        ]
-        if not stale:
-            return
-        self._dirty = False
-        try:
-            with self._store.transaction():
-                self._sync()
-                for rid in stale:
-                    state = self._reservations[rid]
-                    if state.status != "open":
-                        continue
-                    if state.caller.endswith(ABANDON_MARK):
-                        self._charge_abandoned(state)
-                    self._append("close", {"id": rid})
-        except BaseException:
-            if self._dirty:
-                self._dirty = False
-                self._reload()
-            raise
+    def _close_abandoned(self) -> bool:
+        """Close the open reservations of dead processes (their charges stay), inside a
+        write transaction; whether there were any."""
+        stale = self._store.abandoned(list(self._open_reservations()))
+        for rid in stale:
+            state = self._reservations[rid]
+            if state.status != "open":
+                continue
+            if state.caller.endswith(ABANDON_MARK):
+                self._charge_abandoned(state)
+            self._append("close", {"id": rid})
+        return bool(stale)
 
 
 def genesis(
@@ -302,16 +290,6 @@ def as_int(v: Any) -> int:
     if isinstance(v, bool) or not isinstance(v, int):
         raise TypeError(f"expected an integer id, got {v!r}")
     return v
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except (PermissionError, OverflowError, ValueError):
-        return True
-    return True
 
 
 def dataset_name(dataset: Any) -> str:

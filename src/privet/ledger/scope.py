@@ -4,10 +4,17 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence, Set
 from typing import TYPE_CHECKING, Any
 
-from privet.errors import BudgetExceededError, InvalidParameterError, RelationMismatchError
+import numpy as np
+
+from privet.errors import (
+    BudgetExceededError,
+    InvalidParameterError,
+    PrivetError,
+    RelationMismatchError,
+)
 from privet.ledger.composition import check_sampling
 from privet.ledger.entries import Claim, Entry, as_entry
 from privet.ledger.guarantee import Guarantee
@@ -82,12 +89,18 @@ class Scope:
             replace-one neighbours a non-stable partition costs its two
             costliest parts, since a replaced record can change part.
         """
-        if isinstance(labels, bool | str | bytes) or not isinstance(
+        if isinstance(labels, bool | str | bytes | Mapping | Set) or not isinstance(
             labels, numbers.Integral | Iterable
         ):
             raise InvalidParameterError(
                 f"A partition takes a number of parts or a sequence of labels, got {labels!r}; "
-                "pass e.g. 2 or ['left', 'right'] (a string is one label, not a sequence)."
+                "pass e.g. 2 or ['left', 'right'] (a string is one label, not a sequence; a "
+                "dict or a set has no order for its parts)."
+            )
+        if not isinstance(stable, bool | np.bool_):
+            raise InvalidParameterError(
+                f"The 'stable' parameter of partition must be True or False, got {stable!r} of "
+                f"type {type(stable).__name__}."
             )
         if isinstance(labels, numbers.Integral):  # int, numpy.int64, ...
             labels = int(labels)
@@ -108,7 +121,7 @@ class Scope:
                 raise InvalidParameterError("A partition needs at least one part label.")
             if len(set(names)) != len(names):
                 raise InvalidParameterError(f"Partition labels must be distinct, got {names!r}.")
-        return self._ledger._add_group(self._id, "partition", names, stable=stable)
+        return self._ledger._add_group(self._id, "partition", names, stable=bool(stable))
 
     def subsample(self, rate: float, method: str = "poisson") -> Scope:
         """A random subset of this scope's records, drawn with ``method`` at ``rate``.
@@ -121,6 +134,16 @@ class Scope:
         above) swaps places in the sample with another record, so the sample
         is then amplified as the cost of two records.
         """
+        if isinstance(rate, bool | np.bool_) or not isinstance(rate, numbers.Real):
+            raise InvalidParameterError(
+                f"The sampling rate of subsample must be a number in (0, 1], got {rate!r} of "
+                f"type {type(rate).__name__}."
+            )
+        if not isinstance(method, str):
+            raise InvalidParameterError(
+                f"The sampling method of subsample must be 'poisson' or 'without_replacement', "
+                f"got {method!r}."
+            )
         check_sampling(rate, method, self._ledger.relation)
         (child,) = self._ledger._add_group(
             self._id, "subsample", [f"{method}@{float(rate):g}"], rate=float(rate), method=method
@@ -176,7 +199,17 @@ class Scope:
         """
         from privet.ledger.opendp_bridge import check_measurement_input, entry_for_measurement
 
-        entry, mechanism = entry_for_measurement(measurement, d_in, self._ledger.relation)
+        d_in = _check_run_args(measurement, d_in)
+        try:
+            entry, mechanism = entry_for_measurement(measurement, d_in, self._ledger.relation)
+        except PrivetError:
+            raise
+        except Exception as exc:  # OpenDP's own exception types, from its privacy map
+            raise InvalidParameterError(
+                f"OpenDP could not compute the measurement's privacy map at d_in={d_in!r} "
+                f"({type(exc).__name__}: {str(exc).strip()[:200]}); check d_in and the "
+                "measurement's parameters. Nothing was charged."
+            ) from None
         metric = str(measurement.input_metric)
         part = self._ledger.unstable_part_above(self._id)
         if part is not None and ("ChangeOne" in metric or "Hamming" in metric):
@@ -189,6 +222,36 @@ class Scope:
         check_measurement_input(measurement, data)
         self.charge(entry, mechanism=mechanism, caller=caller, step=step, claim=claim)
         return measurement(data)
+
+
+def _check_run_args(measurement: Any, d_in: Any) -> Any:
+    """Refuse what :meth:`Scope.run` cannot charge: not a Measurement, or a d_in that is
+    not a finite number >= 0 of the measurement's distance type. Returns d_in as that type."""
+    if not (
+        all(hasattr(measurement, a) for a in ("map", "output_measure", "input_metric"))
+        and callable(measurement)
+    ):
+        raise InvalidParameterError(
+            f"Scope.run charges an OpenDP Measurement (it has a privacy map into a privacy "
+            f"measure), got {type(measurement).__name__}; a Transformation releases nothing "
+            "private on its own: chain it with a measurement "
+            "(transformation >> dp.m.then_laplace(...))."
+        )
+    integral = str(getattr(measurement, "input_distance_type", "")).startswith(("u", "i"))
+    if (
+        isinstance(d_in, bool | np.bool_)
+        or not isinstance(d_in, numbers.Real)
+        or not math.isfinite(d_in)
+        or d_in < 0
+        or (integral and float(d_in) != int(d_in))
+    ):
+        kind = "a whole number of records >= 0" if integral else "a finite number >= 0"
+        raise InvalidParameterError(
+            f"d_in, the distance between neighbouring inputs of the measurement, must be "
+            f"{kind} (its input distance type is {measurement.input_distance_type}); got "
+            f"{d_in!r}. Pass e.g. d_in=1. Nothing was charged."
+        )
+    return int(d_in) if integral else float(d_in)
 
 
 def check_charge_args(

@@ -90,24 +90,137 @@ class SQLStore(Store):
             ) from None
 
     # ------------------------------------------------------------- reading
+    #: One statement reads the dataset's head and every event after a given seq, each
+    #: with the row it wrote (as it is now): the dataset row, then the chain rows
+    #: joined to their groups, reservations and charges.
+    _EVENTS = (
+        "SELECT d.head, d.root_scope, d.name, d.budget_epsilon, d.budget_delta, d.relation, "
+        "d.schema, c.seq, c.kind, c.ref, c.hash, "
+        "g.id, g.dataset, g.parent, g.kind, g.stable, g.rate, g.method, "
+        "r.id, r.dataset, r.epsilon, r.delta, r.caller, r.pid, r.host, r.created, "
+        "r.scope_id, r.cost, ch.id, ch.dataset, ch.record "
+        "FROM datasets d LEFT JOIN chain c ON c.dataset = d.name AND c.seq > ? "
+        "LEFT JOIN groups g ON c.kind = 'group' AND g.id = c.ref "
+        "LEFT JOIN reservations r ON c.kind = 'reserve' AND r.id = c.ref "
+        "LEFT JOIN charges ch ON c.kind = 'charge' AND ch.id = c.ref "
+        "WHERE d.name = ? ORDER BY c.seq"
+    )
+
+    #: The head read with the last :meth:`events_after` (see :meth:`head`).
+    _read_head: str | None = None
+
     def events_after(self, seq: int) -> list[Event]:
+        """The events after ``seq`` in one statement (two with new scope groups)."""
         with self._errors():
-            rows = self._x(
-                "SELECT seq, kind, ref, hash FROM chain WHERE dataset = ? AND seq > ? ORDER BY seq",
-                (self.dataset, seq),
-            ).fetchall()
+            rows = self._x(self._EVENTS, (seq, self.dataset)).fetchall()
+            if not rows:  # no dataset row: a new dataset, unless its events remain
+                self._read_head = None
+                return self._events_after_by_row(seq)
+            self._read_head = "" if rows[0][0] is None else str(rows[0][0])
+            if rows[0][7] is None:  # the dataset row alone: nothing new
+                return []
+            members = self._group_members([r[9] for r in rows if r[8] == "group"])
             events = []
-            for n, (s, kind, ref, h) in enumerate(rows):
+            for n, row in enumerate(rows):
+                s, kind, ref, h = row[7:11]
                 if s != seq + 1 + n or not isinstance(h, str):
-                    raise LedgerCorruptError(
-                        f"{self.where_start}: the events of {self.dataset!r} are not "
-                        "numbered in sequence (an event was deleted or the file is damaged). "
-                        "Restore it from a backup."
-                    )
-                events.append(Event(s, kind, self._payload(kind, ref), h))
+                    raise self._out_of_sequence()
+                events.append(Event(s, kind, self._joined_payload(kind, ref, row, members), h))
             return events
 
+    def _out_of_sequence(self) -> LedgerCorruptError:
+        return LedgerCorruptError(
+            f"{self.where_start}: the events of {self.dataset!r} are not "
+            "numbered in sequence (an event was deleted or the file is damaged). "
+            "Restore it from a backup."
+        )
+
+    def _events_after_by_row(self, seq: int) -> list[Event]:
+        """The events after ``seq``, each payload read by its own statement."""
+        rows = self._x(
+            "SELECT seq, kind, ref, hash FROM chain WHERE dataset = ? AND seq > ? ORDER BY seq",
+            (self.dataset, seq),
+        ).fetchall()
+        events = []
+        for n, (s, kind, ref, h) in enumerate(rows):
+            if s != seq + 1 + n or not isinstance(h, str):
+                raise self._out_of_sequence()
+            events.append(Event(s, kind, self._payload(kind, ref), h))
+        return events
+
+    def _group_members(self, ids: list[Any]) -> dict[Any, list[list[Any]]]:
+        """The member scopes of the groups ``ids``, in one statement."""
+        members: dict[Any, list[list[Any]]] = {g: [] for g in ids}
+        if not ids or any(not isinstance(g, int) for g in ids):
+            return members
+        for gid, sid, label in self._x(
+            "SELECT group_id, id, label FROM scopes WHERE dataset = ? AND group_id >= ? "
+            "AND group_id <= ? ORDER BY id",
+            (self.dataset, min(ids), max(ids)),
+        ).fetchall():
+            if gid in members:
+                members[gid].append([sid, label])
+        return members
+
+    def _joined_payload(
+        self, kind: str, ref: Any, row: tuple[Any, ...], members: dict[Any, list[list[Any]]]
+    ) -> dict[str, Any]:
+        """An event's payload from its row of :attr:`_EVENTS` (what :meth:`_payload` reads)."""
+        ds = self.dataset
+
+        def written(cols: tuple[Any, ...]) -> tuple[Any, ...]:
+            if cols[0] is None or cols[1] != ds:
+                raise LedgerCorruptError(
+                    f"{self.where_start}: a {kind} event of {ds!r} refers to a row "
+                    "that is missing (deleted outside privet, or the file is damaged). "
+                    "Restore it from a backup."
+                )
+            return cols
+
+        if kind == "dataset":
+            return canonical(
+                {
+                    "name": row[2],
+                    "budget_epsilon": row[3],
+                    "budget_delta": row[4],
+                    "relation": row[5],
+                    "root": row[1],
+                }
+            )
+        if kind == "schema":
+            return {"fingerprint": row[6]}
+        if kind == "group":
+            g = written(row[11:18])
+            return canonical(
+                {
+                    "id": g[0],
+                    "parent": g[2],
+                    "kind": g[3],
+                    "stable": bool(g[4]),
+                    "rate": g[5],
+                    "method": g[6],
+                    "members": members.get(ref, []),
+                }
+            )
+        if kind == "reserve":
+            r = written(row[18:28])
+            keys = ("epsilon", "delta", "caller", "pid", "host", "created", "scope_id")
+            cost = {} if r[9] is None else {"cost": json.loads(r[9])}
+            return canonical({"id": r[0], **dict(zip(keys, r[2:9], strict=True)), **cost})
+        if kind == "charge":
+            c = written(row[28:31])
+            record = json.loads(c[2])
+            if not isinstance(record, dict):
+                raise LedgerCorruptError(f"{self.where_start}: charge {ref} is damaged.")
+            record["id"] = c[0]
+            return canonical({"id": c[0], "record": record})
+        return self._payload(kind, ref)  # close (no row), or an unknown kind (refused)
+
     def head(self) -> str:
+        """The stored head; the one :meth:`events_after` just read, in the same statement."""
+        if self._read_head is not None:
+            head, self._read_head = self._read_head, None
+            return head
         with self._errors():
             row = self._x("SELECT head FROM datasets WHERE name = ?", (self.dataset,)).fetchone()
         return "" if row is None else str(row[0])
@@ -313,7 +426,6 @@ class SQLStore(Store):
             (self.dataset, event.seq, event.kind, ref, event.hash),
         )
         self._x("UPDATE datasets SET head = ? WHERE name = ?", (event.hash, self.dataset))
-
 
     # ------------------------------------------------------ table owners
     def table_salt(self, *, create: bool) -> str | None:

@@ -15,6 +15,7 @@ import numbers
 import os
 import sqlite3
 from typing import Any
+from urllib.parse import quote
 
 from privet.errors import DataNotFoundError, InvalidParameterError, LedgerCorruptError
 
@@ -182,15 +183,25 @@ def check_timeout(timeout: Any) -> float:
 
 def list_datasets(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     """The datasets a ledger file holds, with their budgets (for ``privet ledger show``)."""
-    path = os.fspath(path)
+    if not isinstance(path, str | os.PathLike):
+        raise InvalidParameterError(
+            f"A ledger file path is a str or os.PathLike, got {path!r} of type "
+            f"{type(path).__name__}."
+        )
+    path = os.fsdecode(os.fspath(path))
     if not os.path.exists(path):
         raise DataNotFoundError(f"No ledger file at {path!r}; check the path.")
-    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    if os.path.isdir(path):
+        raise InvalidParameterError(f"{path!r} is a folder; give the path of a ledger file.")
+    try:
+        conn = sqlite3.connect(f"file:{quote(path)}?mode=ro", uri=True)
+    except sqlite3.Error as exc:
+        raise LedgerCorruptError(f"Cannot open the ledger file {path!r}: {exc}.") from None
     try:
         rows = conn.execute(
             "SELECT name, budget_epsilon, budget_delta, relation FROM datasets ORDER BY name"
         ).fetchall()
-    except sqlite3.DatabaseError as exc:
+    except sqlite3.Error as exc:
         raise LedgerCorruptError(f"{path!r} is not a privet ledger file: {exc}.") from None
     finally:
         conn.close()

@@ -12,8 +12,9 @@ The wait for the write lock happens in Python, in short steps, so that Ctrl-C
 open; after ``timeout`` seconds the wait ends in :class:`~privet.errors.LedgerBusyError`.
 Any exception inside a transaction, ``KeyboardInterrupt`` included, rolls it back.
 
-On open the file is checked (``PRAGMA quick_check``, privet's format and version,
-the tables' columns) and every event of the dataset is read back and verified
+On open the file is checked (``PRAGMA integrity_check``, which, unlike
+``quick_check``, also finds an index that no longer matches its table; privet's
+format and version, the tables' columns) and every event of the dataset is read back and verified
 against its hash chain (:mod:`privet.ledger.chain`): a damaged or edited file
 raises :class:`~privet.errors.LedgerCorruptError` and is not used. Files written
 by privet before the chain existed (format version 1) are upgraded on first open:
@@ -22,16 +23,23 @@ reservations' ``cost`` column (empty for the reservations already made, which ho
 their (epsilon, delta) amounts as before).
 
 A reservation left open by a process that died is closed by the next writer on
-the same host (its pid no longer exists); the charges made in it stay.
+the same host (its pid no longer exists); the charges made in it stay. (A SQLite
+file is shared by the processes of one host: a process of another host, through a
+network file system, is not supported.)
+
+A closed store (``Ledger.close()``) refuses every later read and write with
+:class:`~privet.errors.LedgerClosedError`.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
+import socket
 import sqlite3
 import time
 from collections.abc import Callable, Iterator
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from privet.errors import (
     LedgerBusyError,
@@ -52,6 +60,9 @@ from privet.ledger.sqlite_file import (
     list_datasets,
     statements,
 )
+
+if TYPE_CHECKING:
+    from privet.ledger.tree import ReservationState
 
 __all__ = ["SQLiteStore", "list_datasets"]
 
@@ -101,12 +112,18 @@ class SQLiteStore(SQLStore):
             self._retry(lambda: conn.execute("PRAGMA journal_mode=WAL").fetchone())
             conn.execute("PRAGMA synchronous=FULL")
             conn.execute(f"PRAGMA busy_timeout={_BUSY_MS}")
-            check = conn.execute("PRAGMA quick_check").fetchall()
+            # integrity_check, not quick_check: an index that no longer matches its
+            # table (a bit flip in an index page) passes quick_check, opens, and then
+            # takes writes that make the damage worse.
+            check = conn.execute("PRAGMA integrity_check").fetchall()
             if check != [("ok",)]:
                 raise LedgerCorruptError(
                     f"The ledger file {self.path!r} is damaged (SQLite integrity check: "
-                    f"{'; '.join(str(r[0]) for r in check[:3])}). Do not use it; restore it "
-                    "from a backup."
+                    f"{'; '.join(str(r[0]) for r in check[:3])}). Do not write to it. If only "
+                    "its indexes are damaged (messages naming an index), copy the file as a "
+                    f"backup, rebuild them with: sqlite3 {self.path!r} 'REINDEX' and open it "
+                    "again: privet then checks every row against the hash chain. Otherwise "
+                    "restore it from a backup."
                 )
             if self._tables() != set(TABLES):
                 with self.transaction():
@@ -186,6 +203,8 @@ class SQLiteStore(SQLStore):
     # ------------------------------------------------------- transactions
     @contextlib.contextmanager
     def transaction(self) -> Iterator[None]:
+        self.check_open()
+        self._read_head = None
         conn = self._conn
         try:
             self._retry(lambda: conn.execute("BEGIN IMMEDIATE"))
@@ -200,6 +219,8 @@ class SQLiteStore(SQLStore):
 
     @contextlib.contextmanager
     def snapshot(self) -> Iterator[None]:
+        self.check_open()
+        self._read_head = None
         conn = self._conn
         if conn.in_transaction:  # inside a write: already consistent
             yield
@@ -215,7 +236,7 @@ class SQLiteStore(SQLStore):
 
     def _rollback(self) -> None:
         # Never leave a transaction open, whatever interrupted it.
-        if self._conn.in_transaction:
+        if not self.closed and self._conn.in_transaction:
             with contextlib.suppress(sqlite3.Error):
                 self._conn.execute("ROLLBACK")
 
@@ -244,6 +265,7 @@ class SQLiteStore(SQLStore):
 
     # ------------------------------------------------------------ statements
     def _x(self, sql: str, params: tuple[Any, ...] = ()) -> sqlite3.Cursor:
+        self.check_open()
         return self._conn.execute(sql, params)
 
     def _insert(self, sql: str, params: tuple[Any, ...]) -> int:
@@ -262,6 +284,26 @@ class SQLiteStore(SQLStore):
     def close(self) -> None:
         self._rollback()
         self._conn.close()
+        self.closed = True
+
+    def abandoned(self, open_reservations: list[ReservationState]) -> list[int]:
+        """Reservations of processes of this host that no longer exist."""
+        host, me = socket.gethostname(), os.getpid()
+        return [
+            r.id
+            for r in open_reservations
+            if r.host == host and r.pid != me and not _pid_alive(r.pid)
+        ]
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, ValueError):
+        return True
+    return True
 
 
 def _is_busy(exc: sqlite3.OperationalError) -> bool:

@@ -12,6 +12,10 @@ included), a consistent read :meth:`~Store.snapshot`, :meth:`~Store.events_after
 (the payloads *as stored now*, so that the chain detects edits), :meth:`~Store.head`
 (the hash of the last event, stored with the dataset), and writing an event's
 rows and its chain entry (:meth:`~Store._write_rows`, :meth:`~Store._write_event`).
+A shared store also says which open reservations were abandoned by a process
+that died (:meth:`~Store.abandoned`): SQLite by process ids on the same host,
+PostgreSQL by a lock the owner's connection holds (:meth:`~Store.hold_reservation`),
+which the server releases when that connection dies, whatever host it was on.
 :class:`MemoryStore` keeps them in a list (one process);
 :class:`~privet.ledger.sqlite_store.SQLiteStore` in a SQLite file shared by
 processes of one host; :class:`~privet.ledger.postgres_store.PostgresStore` in a
@@ -29,10 +33,13 @@ import zlib
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from contextlib import AbstractContextManager
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from privet.errors import LedgerCorruptError
+from privet.errors import LedgerClosedError, LedgerCorruptError
 from privet.ledger.chain import Event, canonical, seal
+
+if TYPE_CHECKING:
+    from privet.ledger.tree import ReservationState
 
 
 class Store(ABC):
@@ -75,6 +82,22 @@ class Store(ABC):
         self._write_event(event)
         return event
 
+    def abandoned(self, open_reservations: list[ReservationState]) -> list[int]:
+        """The ids of those open reservations whose process died (inside a transaction).
+
+        The ledger closes them (and charges the rest of one marked charged in full).
+        A store that only one process uses has none.
+        """
+        return []
+
+    def hold_reservation(self, rid: int) -> None:
+        """Tie reservation ``rid``, just written in this transaction, to this process's life."""
+        return None
+
+    def release_reservation(self, rid: int) -> None:
+        """Undo :meth:`hold_reservation` once the reservation's close is committed."""
+        return None
+
     def check_rows(self, events: list[Event]) -> None:
         """Raise LedgerCorruptError if the store holds rows that no event accounts for."""
         return None
@@ -86,9 +109,19 @@ class Store(ABC):
     def describe(self) -> str:
         return "memory"
 
+    closed: bool = False
+
     def close(self) -> None:
-        """Release the store's resources (a file connection)."""
-        return None
+        """Release the store's resources (a file connection); later use is refused."""
+        self.closed = True
+
+    def check_open(self) -> None:
+        """Raise LedgerClosedError if :meth:`close` was called."""
+        if self.closed:
+            raise LedgerClosedError(
+                f"The ledger of dataset {self.dataset!r} in {self.describe()} was closed; "
+                "nothing was read or charged. Open it again with Ledger.open(path, dataset)."
+            )
 
     # Tables of rows and their owners (:mod:`privet.ledger.fingerprint`): kept out of
     # the hash chain and out of every export; one owner per fingerprint per store.

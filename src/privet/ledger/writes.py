@@ -317,6 +317,8 @@ class CheckedWrites(History):
             event = self._append("reserve", payload)
             rid = int(event.payload["id"])
             self._reservations[rid].pld = plan_pld
+            # tied to this process's life before it is committed (a PostgreSQL lock)
+            self._store.hold_reservation(rid)
         return rid
 
     def _trial_bound(
@@ -345,3 +347,4 @@ class CheckedWrites(History):
         with self._write():
             if self._reservations[rid].status == "open":
                 self._append("close", {"id": rid})
+        self._store.release_reservation(rid)

@@ -38,6 +38,7 @@ yet hardened against floating-point attacks; see its module docstring).
 
 from privet.mechanisms._opendp import ROUNDING_SLACK
 from privet.mechanisms._random import seed_for_tests, use_csprng
+from privet.mechanisms._validate import check_entry, check_plan
 from privet.mechanisms.base import Mechanism, calibrate
 from privet.mechanisms.central import (
     DiscreteLaplaceMechanism,
@@ -140,6 +141,8 @@ __all__ = [
     "calibrate",
     "calibrate_gaussian_sigma",
     "calibrate_laplace_scale",
+    "check_entry",
+    "check_plan",
     "collusion_guarantee",
     "decision_path_workload",
     "discrete_noisy_max_probabilities",

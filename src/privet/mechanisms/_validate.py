@@ -9,13 +9,24 @@ from __future__ import annotations
 
 import math
 import numbers
+from collections.abc import Mapping, Set
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from privet.errors import InvalidParameterError
-from privet.ledger import Ledger, NeighbouringRelation, Scope
+from privet.ledger import (
+    DiscreteGaussian,
+    Entry,
+    Exponential,
+    Gaussian,
+    Laplace,
+    Ledger,
+    NeighbouringRelation,
+    PlanNode,
+    Scope,
+)
 
 MAX_EPSILON = 1e6
 """Largest epsilon a mechanism accepts: beyond it nothing is protected (e^eps overflows)."""
@@ -24,13 +35,33 @@ MIN_MAGNITUDE, MAX_MAGNITUDE = 1e-300, 1e300
 _MAGNITUDES = ("scale", "sigma", "sensitivity")
 
 
-def bounded_loss(sensitivity: float, scale: float, owner: str) -> None:
-    """Refuse a sensitivity / scale ratio (the privacy loss) above MAX_EPSILON."""
+#: Smallest sensitivity / scale ratio (a privacy loss): below it the loss, or a
+#: Gaussian's squared ratio (its zCDP rho), underflows to 0 in floating point and
+#: the ledger cannot state it; the noise drowns any answer anyway.
+MIN_LOSS = 1e-300
+#: A Gaussian's sigma and sensitivity are squared by its accounting: at most this.
+MAX_SQUARED = 1e150
+
+
+def bounded_loss(sensitivity: float, scale: float, owner: str, *, squared: bool = False) -> None:
+    """Refuse a sensitivity / scale ratio (the privacy loss) above MAX_EPSILON, or one
+    the accounting cannot represent: below MIN_LOSS (its square, with ``squared``, for
+    a Gaussian), or a sigma or sensitivity whose square overflows."""
     if sensitivity / scale > MAX_EPSILON:
         raise InvalidParameterError(
             f"{owner}: sensitivity / scale = {sensitivity / scale:.3g} is above "
             f"{MAX_EPSILON:g}, a privacy loss that protects nothing and overflows the "
             "accounting; raise the noise scale."
+        )
+    floor = math.sqrt(MIN_LOSS) if squared else MIN_LOSS
+    if sensitivity / scale < floor or (squared and max(sensitivity, scale) > MAX_SQUARED):
+        what = "sigma and sensitivity at most {MAX_SQUARED:g}, and " if squared else ""
+        raise InvalidParameterError(
+            f"{owner}: sensitivity / scale = {sensitivity / scale:.3g} (scale {scale:g}, "
+            f"sensitivity {sensitivity:g}) is outside what the accounting can state: it "
+            f"needs {what.format(MAX_SQUARED=MAX_SQUARED)}sensitivity / scale at least "
+            f"{floor:g} (below, the privacy loss underflows to 0 in floating point, and the "
+            "noise drowns any answer). Rescale the query; nothing was charged."
         )
 
 
@@ -134,8 +165,38 @@ def one_of(values: dict[str, Any], owner: str) -> str:
     return given[0]
 
 
+def _not_numbers(values: Any, name: str, owner: str) -> None:
+    """Refuse text (str, bytes), complex numbers, dicts and sets where numbers are
+    expected: numpy would parse b"1" or "1" into 1.0 and drop an imaginary part."""
+    if isinstance(values, Mapping | Set | str | bytes):
+        raise InvalidParameterError(
+            f"The '{name}' argument of {owner} must be an array of numbers; got a "
+            f"{type(values).__name__}. Pass a list or a numpy array."
+        )
+    try:
+        raw = values if isinstance(values, np.ndarray) else np.asarray(values)
+    except (TypeError, ValueError):
+        raise InvalidParameterError(
+            f"The '{name}' argument of {owner} must be a rectangular array of numbers; got "
+            f"a ragged {type(values).__name__} (rows of different lengths)."
+        ) from None
+    kind = raw.dtype.kind
+    if kind == "O":
+        flat = raw.ravel()
+        if any(isinstance(v, str | bytes | complex | np.complexfloating) for v in flat):
+            kind = "U"
+    if kind in "SUc":
+        what = "complex numbers" if kind == "c" else "text (str or bytes)"
+        raise InvalidParameterError(
+            f"The '{name}' argument of {owner} must be an array of real numbers; got "
+            f"{what}. Convert it to numbers explicitly: privet does not parse text or drop "
+            "imaginary parts."
+        )
+
+
 def finite_array(values: Any, name: str, owner: str) -> NDArray[np.float64]:
     """``values`` as a float array with no NaN or infinity."""
+    _not_numbers(values, name, owner)
     try:
         arr = np.asarray(values, dtype=float)
     except (TypeError, ValueError):
@@ -158,6 +219,7 @@ def integer_array(values: Any, name: str, owner: str) -> NDArray[np.int64]:
     Magnitudes of 2^62 and above are refused (unsigned values at 2^63 used to
     wrap around to negative int64 counts; the noise must also fit in int64).
     """
+    _not_numbers(values, name, owner)
     arr = np.asarray(values)
     if arr.dtype == bool or not (
         np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)
@@ -205,3 +267,55 @@ def scope_of(scope: Any, owner: str) -> Scope:
         f"{owner} needs a ledger scope to charge before it releases anything: pass "
         f"scope=ledger.root (or a child scope); got {scope!r}."
     )
+
+
+#: Largest scale of integer noise (discrete Laplace shares): its draws must stay far
+#: below 2**63 (numpy's negative binomial refuses scales above about 1e18).
+MAX_DISCRETE_SCALE = 1e15
+
+
+def check_entry(entry: Entry, owner: str) -> None:
+    """Refuse an entry whose noise no privet sampler can draw: the same range checks
+    the mechanism that charges it makes when it is built (scale, sigma, epsilon,
+    sensitivity), so that a plan can be refused before anything is charged."""
+    from privet.mechanisms.entries import DistributedLaplace, NoisyMax
+
+    if isinstance(entry, Laplace | DistributedLaplace):
+        scale = positive(entry.scale, "scale", owner)
+        bounded_loss(positive(entry.sensitivity, "sensitivity", owner), scale, owner)
+        if getattr(entry, "discrete", False) and scale > MAX_DISCRETE_SCALE:
+            raise InvalidParameterError(
+                f"The 'scale' parameter of {owner}'s integer noise must be at most "
+                f"{MAX_DISCRETE_SCALE:g} (its draws must fit in 64-bit integers); got {scale:g}."
+            )
+    elif isinstance(entry, Gaussian | DiscreteGaussian):
+        sigma = positive(entry.sigma, "sigma", owner)
+        bounded_loss(positive(entry.sensitivity, "sensitivity", owner), sigma, owner, squared=True)
+    elif isinstance(entry, Exponential | NoisyMax):
+        positive(entry.epsilon, "epsilon", owner)
+        positive(entry.sensitivity, "sensitivity", owner)
+
+
+def check_plan(plan: PlanNode, owner: str) -> None:
+    """Refuse a privacy plan with a release no sampler can draw, before anything is
+    charged: a fit that would charge its first steps and then fail at a later one
+    (a leaf's noise scale out of range) is refused whole."""
+    seen: set[Entry] = set()
+    todo = [plan]
+    while todo:
+        node = todo.pop()
+        for charge in node.charges:
+            if charge.entry in seen:
+                continue
+            seen.add(charge.entry)
+            try:
+                check_entry(charge.entry, owner)
+            except InvalidParameterError as exc:
+                step = f", step {charge.step!r}" if charge.step else ""
+                raise InvalidParameterError(
+                    f"{owner}: the privacy plan holds a release ({charge.mechanism}{step}) "
+                    f"that no sampler can draw: {exc} Change the parameters (epsilon, "
+                    "max_depth, the number of trees); nothing was charged."
+                ) from None
+        todo += [child for child, *_ in node.groups]
+        todo += [child for child, *_ in node.subsamples]

@@ -273,7 +273,7 @@ class GaussianMechanism(Mechanism):
         owner = type(self).__name__
         self.sigma = v.positive(sigma, "sigma", owner)
         self.sensitivity = v.positive(sensitivity, "sensitivity", owner)
-        v.bounded_loss(self.sensitivity, self.sigma, owner)
+        v.bounded_loss(self.sensitivity, self.sigma, owner, squared=True)
         self.delta = None if delta is None else v.probability(delta, "delta", owner)
         self.discrete = bool(discrete)
         self.relation = v.relation(relation, owner)

@@ -134,7 +134,7 @@ def discrete_laplace_delta(
     if n_values is not None:
         changed = min(changed, int(n_values))
     tv = laplace_tv(float(sensitivity) / float(epsilon), security_bits)
-    return min(1.0, (1.0 + math.exp(epsilon)) * changed * tv)
+    return min(1.0, (1.0 + _exp(epsilon)) * changed * tv)
 
 
 def noisy_max_delta(
@@ -145,7 +145,12 @@ def noisy_max_delta(
 ) -> float:
     """delta of report-noisy-max with bitwise discrete Laplace(ceil(2Δ)/ε) over d candidates."""
     tv = laplace_tv(math.ceil(2 * float(sensitivity)) / float(epsilon), security_bits)
-    return min(1.0, (1.0 + math.exp(epsilon)) * int(n_candidates) * tv)
+    return min(1.0, (1.0 + _exp(epsilon)) * int(n_candidates) * tv)
+
+
+def _exp(epsilon: float) -> float:
+    """e**epsilon, infinite where it overflows (the delta bounds are then 1)."""
+    return math.exp(epsilon) if epsilon < 709.0 else math.inf
 
 
 __all__ = [

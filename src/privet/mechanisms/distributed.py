@@ -386,6 +386,12 @@ class GammaDLPA(Mechanism):
             )
         self.sensitivity = v.positive(sensitivity, "sensitivity", owner)
         v.bounded_loss(self.sensitivity, self.scale, owner)
+        if self.discrete and self.scale > v.MAX_DISCRETE_SCALE:
+            raise InvalidParameterError(
+                f"The 'scale' parameter of {owner}(discrete=True) must be at most "
+                f"{v.MAX_DISCRETE_SCALE:g} (the integer shares must fit in 64-bit integers); "
+                f"got {scale!r}. Raise epsilon, or rescale the query."
+            )
         self.relation = v.relation(relation, owner)
         self.colluders = v.integer(colluders, "colluders", owner, minimum=0)
         if self.colluders >= self.parties:

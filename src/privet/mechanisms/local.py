@@ -37,7 +37,7 @@ from __future__ import annotations
 import functools
 import math
 import numbers
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence, Set
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -581,17 +581,37 @@ class RandomisedResponse(LocalMechanism):
         return {"k": self.k}
 
     def _records(self, values: Any) -> NDArray[np.int64]:  # type: ignore[override]
-        arr = np.asarray(values)
-        uniq, inverse = np.unique(arr.ravel(), return_inverse=True)
-        idx = []
-        for u in uniq:
-            key = u.item() if hasattr(u, "item") else u
-            if key not in self._index:
+        owner = "RandomisedResponse"
+        if isinstance(values, Mapping | Set):
+            raise InvalidParameterError(
+                f"The 'values' argument of {owner} is one category per record (a list or an "
+                f"array), got a {type(values).__name__}, which has no order for its records."
+            )
+        try:
+            arr = np.asarray(values)
+        except (ValueError, TypeError):
+            raise InvalidParameterError(
+                f"The 'values' argument of {owner} must be a rectangular array of category "
+                f"values (one per record); got a ragged {type(values).__name__} (rows of "
+                "different lengths). Pass one category per record."
+            ) from None
+
+        def index_of(key: Any) -> int:
+            try:
+                return self._index[key]
+            except (KeyError, TypeError):  # TypeError: an unhashable value
                 raise InvalidParameterError(
-                    f"The 'values' argument of RandomisedResponse must take values in the "
-                    f"declared categories {self.categories.tolist()!r}; found {key!r}."
-                )
-            idx.append(self._index[key])
+                    f"The 'values' argument of {owner} must take values in the declared "
+                    f"categories {self.categories.tolist()!r}; found {key!r}."
+                ) from None
+
+        if arr.dtype.kind == "O":  # Python objects, maybe of mixed types: one by one
+            flat = arr.ravel()
+            return np.fromiter(
+                (index_of(v) for v in flat), dtype=np.int64, count=flat.size
+            ).reshape(arr.shape)
+        uniq, inverse = np.unique(arr.ravel(), return_inverse=True)
+        idx = [index_of(u.item() if hasattr(u, "item") else u) for u in uniq]
         return np.asarray(idx, dtype=np.int64)[inverse].reshape(arr.shape)
 
     def _perturb(self, arr: NDArray[np.int64]) -> NDArray[Any]:  # type: ignore[override]

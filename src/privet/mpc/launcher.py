@@ -312,9 +312,12 @@ class PartyGroup:
         else:
             # Nobody died or raised: the others gave up waiting. A live party notices a
             # lost connection at once, so a party still running after the grace period
-            # (killed by the launcher) is the one that stopped answering, whoever the
-            # others happened to blame while waiting for each other.
-            silent = sorted(set(stopped) | {p for p in accused if reports[p] is None})
+            # (killed by the launcher) stopped answering; of several, the one the others
+            # blamed: a survivor that was still waiting when the launcher killed it (a
+            # busy party notices a lost connection late) is a bystander, not the culprit
+            # (a frozen party 0 was reported as party 2's failure, 1 of 4 runs).
+            blamed = {p for p in stopped if p in accused}
+            silent = sorted((blamed or set(stopped)) | {p for p in accused if reports[p] is None})
             if silent:
                 kind, culprits = "unresponsive", tuple(silent)
                 headline = "; ".join(

@@ -24,10 +24,11 @@ fails with probability at most ``1 - confidence``.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from privet.audits.bounds import check_confidence
+from privet.audits.bounds import check_confidence, check_real
 from privet.audits.dptest import DPTestResult, EventsSpec, dp_test
 from privet.errors import InvalidParameterError
 
@@ -124,6 +125,17 @@ def assert_dp(
         # AssertionError: not (1, 0)-DP: epsilon >= 1.7 at 99% confidence ...
     """
     pairs = _pairs(neighbours)
+    if not callable(fn):
+        raise InvalidParameterError(
+            f"assert_dp tests a randomised function fn(data) (or fn(data, size=n)); got "
+            f"{type(fn).__name__}."
+        )
+    epsilon = check_real(epsilon, "epsilon", lower=0.0, closed="both", example=", e.g. 1.0")
+    if math.isinf(epsilon):
+        raise InvalidParameterError(
+            "assert_dp(epsilon=inf) claims nothing, so it could never fail; pass the finite "
+            "epsilon the function claims."
+        )
     confidence = check_confidence(confidence)
     per_pair = 1.0 - (1.0 - confidence) / len(pairs)
     results = []

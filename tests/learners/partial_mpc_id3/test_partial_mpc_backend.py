@@ -44,7 +44,7 @@ def test_failed_run_is_charged_in_full_and_raises(tennis, monkeypatch):
     model = PartialMPCID3Classifier(
         epsilon=1.0, max_depth=2, schema=tennis.schema, ledger=led, backend="local"
     )
-    with pytest.raises(MPCError, match="died"):
+    with pytest.raises(MPCError, match=r"(?s)died.*whole privacy plan.*was charged"):
         model.fit(tennis.X, tennis.y)
     assert led.spent().epsilon == pytest.approx(1.0)
     assert led.charges[-1].mechanism.startswith("aborted MPC run")
@@ -225,3 +225,26 @@ def test_owner_files_the_host_wrote_are_deleted_once_read(tmp_path):
     assert not (run_dir / "owner0.npz").exists()
     load_rows(str(mine), 2)
     assert mine.exists()
+
+
+@pytest.mark.mpc
+def test_a_run_stopped_by_a_timeout_says_it_was_charged_in_full(tennis, monkeypatch):
+    """Issue 37: a fit stopped by a timeout is charged its whole plan (its parties may
+    have opened values), which is right, but the error the user saw did not say so."""
+    import privet.learners._protocols.host as protocol_host
+    from privet.mpc import spawn
+
+    def launch_with_a_short_run_timeout(target, args, **kwargs):
+        kwargs.pop("run_timeout", None)
+        with spawn(target, args, **kwargs) as group:  # real parties, stopped after 0.2 s
+            return group.wait(run_timeout=0.2)
+
+    monkeypatch.setattr(protocol_host, "launch", launch_with_a_short_run_timeout)
+    led = Ledger(budget=Guarantee(2.0, 1e-9))
+    model = PartialMPCID3Classifier(
+        epsilon=1.0, max_depth=2, schema=tennis.schema, ledger=led, backend="mpc", parties=3
+    )
+    with pytest.raises(MPCError, match=r"(?s)run_timeout.*whole privacy plan \(ε=1.*charged"):
+        model.fit(tennis.X, tennis.y)
+    assert led.spent().epsilon == pytest.approx(1.0)
+    assert led.charges[-1].mechanism.startswith("aborted MPC run")

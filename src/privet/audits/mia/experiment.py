@@ -309,6 +309,12 @@ def membership_inference(
             "'make_model' must be a callable returning a fresh estimator, e.g. "
             f"functools.partial(DPID3Classifier, epsilon=1.0, schema=schema); got {make_model!r}."
         )
+    probe = make_model()  # builds, never fits: refuse a factory of no estimator now
+    if not (hasattr(probe, "fit") and hasattr(probe, "predict_proba")):
+        raise InvalidParameterError(
+            "'make_model' must return a fresh estimator with fit(X, y) and predict_proba(X); "
+            f"make_model() returned {type(probe).__name__} ({probe!r:.60})."
+        )
     n_targets = _check_int("n_targets", n_targets, 1)
     in_fraction = check_fraction("in_fraction", in_fraction)
     clip = check_clip(clip)

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from privet.data import Schema
+from privet.errors import InvalidParameterError
 from privet.learners._base import (
     refuse_non_private,
 )
@@ -167,7 +168,9 @@ class NoiseAccounting:
             return NonPrivate(reason=FIXED_POINT_REASON), "secure exponential (MPC, Alg. 13)"
         if self.in_mpc:
             d = self.n_candidates if candidates is None else candidates
-            delta = noisy_max_delta(epsilon, 1.0, max(d, 1), self.security_bits)
+            delta = _below_one(
+                noisy_max_delta(epsilon, 1.0, max(d, 1), self.security_bits), epsilon
+            )
             return (
                 ApproxDP(epsilon=epsilon, delta=delta),
                 "secure report-noisy-max (MPC, discrete Laplace)",
@@ -189,9 +192,24 @@ class NoiseAccounting:
         if self.in_mpc:
             # only the cells a neighbour changes (at most ceil(sens)) count, in one leaf's
             # counts or in a whole tree's leaves x classes histogram alike
-            delta = discrete_laplace_delta(epsilon, sens, None, self.security_bits)
+            delta = _below_one(
+                discrete_laplace_delta(epsilon, sens, None, self.security_bits), epsilon
+            )
             return ApproxDP(epsilon=epsilon, delta=delta), "secure discrete laplace (MPC)"
         return Laplace(scale=sens / epsilon, sensitivity=sens), "noisy_histogram"
+
+
+def _below_one(delta: float, epsilon: float) -> float:
+    """The MPC samplers' delta, refused where it proves nothing (1, from a huge epsilon)."""
+    if delta >= 1.0:
+        raise InvalidParameterError(
+            f"epsilon={epsilon:g} per release is too large for the discrete samplers in MPC: "
+            "their bound on the distance to the exact noise, (1 + e^epsilon) times a tiny "
+            "coin error, reaches 1, so nothing would be proven. Lower epsilon per release (the "
+            "bound reaches 1 near 30 at the default security_bits), or use "
+            "backend='reference'. Nothing was charged."
+        )
+    return delta
 
 
 def estimator_accounting(estimator: Any, schema: Schema | None) -> NoiseAccounting:

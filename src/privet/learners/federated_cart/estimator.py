@@ -10,6 +10,7 @@ import pandas as pd
 from sklearn.utils.validation import check_array, check_is_fitted
 
 from privet.data import Schema
+from privet.data.attributes import MAX_BINS
 from privet.errors import InvalidParameterError, SchemaError
 from privet.learners._base import (
     BaseTreeClassifier,
@@ -29,10 +30,12 @@ from privet.learners.federated_cart.grower import (
     FederatedTree,
     PartyRows,
     grow,
+    largest_sums,
 )
 from privet.learners.federated_cart.reference import ReferenceOps, ReplayOps
 from privet.ledger import ADD_REMOVE, Claim, Guarantee, Ledger, NonPrivate, PrivacyPlan
-from privet.mechanisms import GammaDLPA, collusion_guarantee
+from privet.mechanisms import DistributedLaplace, GammaDLPA, check_entry, collusion_guarantee
+from privet.mechanisms.distributed import MAX_PARTIES
 
 
 class FederatedDPTreeClassifier(BaseTreeClassifier):
@@ -57,7 +60,7 @@ class FederatedDPTreeClassifier(BaseTreeClassifier):
     min_samples_leaf : int, default=10
         A node whose noisy count is at most this on every feature becomes a leaf.
     num_bins : int, default=10
-        Equal-width bins over each numeric attribute's public bounds.
+        Equal-width bins over each numeric attribute's public bounds (at most 1,000,000).
     categorical : {"onehot", "ordinal"}, default="onehot"
         "onehot": one tree feature with 2 bins per category (privet's first
         encoding). "ordinal": one tree feature per categorical attribute, one
@@ -88,9 +91,10 @@ class FederatedDPTreeClassifier(BaseTreeClassifier):
         ``NonPrivate`` with the ideal Laplace epsilon as the paper's claim, and
         the fit needs ``Ledger(budget=Guarantee.unbounded())``.
     n_parties : int, default=5
-        K, when ``fit`` gets one dataset and no ``owners``: its rows are dealt to
-        K owners at random, from OS entropy (a secret deal: the impurity bounds
-        of Alg. 6 depend on which owner holds which row).
+        K (at most 10,000, the gamma DLPA's ``MAX_PARTIES``), when ``fit`` gets one
+        dataset and no ``owners``: its rows are dealt to K owners at random, from
+        OS entropy (a secret deal: the impurity bounds of Alg. 6 depend on which
+        owner holds which row).
     backend : {"reference", "protocol"}, default="reference"
         "reference": all owners in this process (same output distribution).
         "protocol": each owner is its own OS process (privet.mpc launcher,
@@ -143,14 +147,14 @@ class FederatedDPTreeClassifier(BaseTreeClassifier):
         "epsilon": [Interval(Real, 0, None, closed="neither")],
         "max_depth": [Interval(Integral, 0, None, closed="left")],
         "min_samples_leaf": [Interval(Integral, 0, None, closed="left")],
-        "num_bins": [Interval(Integral, 2, None, closed="left")],
+        "num_bins": [Interval(Integral, 2, MAX_BINS, closed="both")],
         "categorical": [StrOptions(set(CATEGORICAL))],
         "leaf_prop": [Interval(Real, 0, 1, closed="right")],
         "budget_saving": ["boolean"],
         "bounds_prop": [Interval(Real, 0, 1, closed="neither")],
         "bounds_accounting": [StrOptions({"sound", "paper"})],
         "noise": [StrOptions(set(NOISES))],
-        "n_parties": [Interval(Integral, 2, None, closed="left")],
+        "n_parties": [Interval(Integral, 2, MAX_PARTIES, closed="both")],
         "backend": [StrOptions({"reference", "protocol"})],
         "public_domain": [StrOptions({"schema", "infer"})],
         "protocol_timeout": [Interval(Real, 0, None, closed="neither")],
@@ -212,6 +216,26 @@ class FederatedDPTreeClassifier(BaseTreeClassifier):
             bounds_accounting=str(self.bounds_accounting),
             noise=str(self.noise),
         )
+
+    def _check_drawable(self, params: CartParams) -> None:
+        """Refuse, before anything is charged, a fit whose noisiest sum cannot be drawn
+        (integer shares of a scale too large for 64-bit integers, from a tiny epsilon)."""
+        if params.noise != "discrete":
+            return
+        for step, scale, sens in largest_sums(params):
+            try:
+                check_entry(
+                    DistributedLaplace(
+                        scale=scale, sensitivity=sens, parties=params.parties, discrete=True
+                    ),
+                    "GammaDLPA",
+                )
+            except InvalidParameterError as exc:
+                raise InvalidParameterError(
+                    f"{type(self).__name__}: the {step} of this fit would need integer noise "
+                    f"that cannot be drawn: {exc} Raise epsilon or lower max_depth; nothing "
+                    "was charged."
+                ) from None
 
     def privacy_plan(self, schema: Schema | None = None) -> PrivacyPlan:
         """Worst-case root-to-leaf path of ``fit``, from the parameters and the public schema.
@@ -417,6 +441,7 @@ class FederatedDPTreeClassifier(BaseTreeClassifier):
         self.feature_map_ = feature_map(schema, int(self.num_bins), self.categorical)
         params = self._params(schema, len(parts))
         self.params_ = params
+        self._check_drawable(params)
         plan = self.privacy_plan(schema)
         scope = self._scope(float(self.epsilon))
         caller = type(self).__name__

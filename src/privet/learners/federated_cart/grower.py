@@ -113,6 +113,30 @@ class CartParams:
         return cls(**{**d, "n_bins": tuple(int(b) for b in d["n_bins"])})
 
 
+def largest_sums(params: CartParams) -> list[tuple[str, float, float]]:
+    """(step, scale, sensitivity) of the noisiest sum of each kind :func:`grow` releases.
+
+    Unspent budget only ever moves down a path (Alg. 6), so a node's budget is at
+    least ``eps_node``: these scales bound every scale the fit can use, and the fit
+    is refused before anything is charged if one of them cannot be drawn.
+    """
+    p = params.n_features
+    out = [("leaf counts", 1.0 / params.eps_leaf, 1.0)] if params.eps_leaf > 0 else []
+    if params.max_depth == 0 or params.eps_node <= 0:
+        return out
+    if not params.budget_saving:
+        return [*out, ("histograms", p / params.eps_node, float(p))]
+    grid = BOUND_GRID if params.noise == "discrete" else 1
+    sens_1 = BOUND_SENSITIVITY * grid + (1.0 if grid > 1 else 0.0)
+    if params.bounds_prop > 0:
+        eps_bounds = params.bounds_prop * params.eps_node
+        b_scale = sens_1 * (p if params.bounds_accounting == "sound" else 1) / eps_bounds
+        out.append(("impurity bounds", b_scale, sens_1 * p))
+    if params.bounds_prop < 1:
+        out.append(("histogram", p / ((1.0 - params.bounds_prop) * params.eps_node), 1.0))
+    return out
+
+
 @dataclass
 class FederatedTree:
     """A fitted binary tree over binned tree features.

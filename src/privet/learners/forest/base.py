@@ -35,6 +35,11 @@ from privet.ledger import (
 )
 from privet.mechanisms import recorder
 
+#: Most trees a forest fits: every tree is a training of its own (about 15-40 ms each on
+#: Car and Adult, benchmarks/results/forest_scale.md: 10,000 take about 7 minutes), so
+#: n_estimators=10**5 ran for half an hour. Refused above, before anything is charged.
+MAX_ESTIMATORS = 10_000
+
 DISJOINT_SOURCE = "seed 000, App. D (disjoint subsets, parallel composition)"
 
 
@@ -58,7 +63,7 @@ class _BaseDPForest(BaseTreeClassifier):
 
     _parameter_constraints = {
         **BaseTreeClassifier._parameter_constraints,
-        "n_estimators": [Interval(Integral, 1, None, closed="left")],
+        "n_estimators": [Interval(Integral, 1, MAX_ESTIMATORS, closed="both")],
         "sampling": [StrOptions({"disjoint", "poisson"})],
         "sampling_rate": [Interval(Real, 0, 1, closed="right"), None],
         "epsilon": [Interval(Real, 0, None, closed="neither")],

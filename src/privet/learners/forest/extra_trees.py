@@ -204,6 +204,7 @@ class DPExtraTreesClassifier(_BaseDPForest):
     Parameters
     ----------
     n_estimators : int, default=10
+        Number of trees, at most 10,000 (``MAX_ESTIMATORS``).
     sampling : {"disjoint", "poisson"}, default="disjoint"
     sampling_rate : float in (0, 1] or None, default=None
         Poisson rate (``None``: ``1 / n_estimators``).

@@ -37,7 +37,8 @@ class DPRandomForestClassifier(_BaseDPForest):
     Parameters
     ----------
     n_estimators : int, default=10
-        Number of trees ``k``.
+        Number of trees ``k``, at most 10,000 (``MAX_ESTIMATORS``: each tree is a
+        training of its own, about 15-40 ms).
     tree : {"oblivious", "partial_mpc"}, default="oblivious"
         The trees: ODP+FMPC-ID3 (:class:`ObliviousID3Classifier`, by default its
         sound variant ``split="exponential"``) or CDP+PMPC-ID3

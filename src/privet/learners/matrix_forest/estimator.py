@@ -81,7 +81,8 @@ class MatrixRandomForestClassifier(BaseTreeClassifier):
         Budget of one ``fit`` (training modes) or of one ``predict`` batch
         (prediction modes).
     n_trees : int, default=128
-        tau, in total over the ensembles.
+        tau, in total over the ensembles; at most 10,000 (2**70 built its trees' matrices
+        until the memory ran out).
     max_depth : int, default=4
         h.
     n_ensembles : int, default=1
@@ -144,7 +145,7 @@ class MatrixRandomForestClassifier(BaseTreeClassifier):
         **BaseTreeClassifier._parameter_constraints,
         "mode": [StrOptions(MODES)],
         "epsilon": [Interval(Real, 0, None, closed="neither")],
-        "n_trees": [Interval(Integral, 1, None, closed="left")],
+        "n_trees": [Interval(Integral, 1, 10_000, closed="both")],
         "max_depth": [Interval(Integral, 1, None, closed="left")],
         "n_ensembles": [Interval(Integral, 1, None, closed="left")],
         "max_features": [Interval(Integral, 1, None, closed="left"), None],

@@ -54,6 +54,10 @@ DEFAULT_DP_DEPTH = 4
 NOISE_TAIL = 60.0  # P(|noise| > 60 * scale) < e^-60 per count: the field margin
 
 
+#: Most parties fit deals the rows to (2**70 overflowed numpy).
+MAX_PARTIES = 10_000
+
+
 class SecureSumID3Classifier(BaseTreeClassifier):
     """ID3 over many horizontally partitioned parties by Shamir secure summation.
 
@@ -92,7 +96,7 @@ class SecureSumID3Classifier(BaseTreeClassifier):
         protocol (Alg. 3 stops when no attribute is left), and
         ``min(4, n_features)`` in the DP variant (each level costs budget).
     n_parties : int, default=3
-        Number of parties when ``fit`` deals the rows itself.
+        Number of parties when ``fit`` deals the rows itself (at most 10,000).
     backend : {"reference", "shamir", "mpyc"}, default="reference"
         ``"reference"``: sums in this process (fast, same counts);
         ``"shamir"``: the paper's protocol, every party an OS process
@@ -171,7 +175,7 @@ class SecureSumID3Classifier(BaseTreeClassifier):
         **BaseTreeClassifier._parameter_constraints,
         "epsilon": [Interval(Real, 0, None, closed="neither"), None],
         "max_depth": [Interval(Integral, 0, None, closed="left"), None],
-        "n_parties": [Interval(Integral, 1, None, closed="left")],
+        "n_parties": [Interval(Integral, 1, MAX_PARTIES, closed="both")],
         "backend": [StrOptions({"reference", "shamir", "mpyc"})],
         "verify": [StrOptions({"two", "all", "malicious"})],
         "prime": [Interval(Integral, 2, None, closed="left"), None],

@@ -58,6 +58,12 @@ class MatrixMechanism(Mechanism):
     ) -> None:
         owner = type(self).__name__
         self.workload = as_workload(workload)
+        if not self.workload.frobenius_sq() > 0:
+            raise InvalidParameterError(
+                f"The 'workload' parameter of {owner} is all zeros: it asks no query, so a "
+                "release would spend budget on nothing. Pass the queries' coefficients (one row "
+                "per query)."
+            )
         self.strategy = IdentityStrategy(self.workload.n) if strategy is None else strategy
         if not isinstance(self.strategy, Strategy):
             raise InvalidParameterError(f"The 'strategy' parameter of {owner} must be a Strategy.")
