@@ -103,3 +103,13 @@ def test_audit_list_shows_class_and_short_names(capsys):
     text = capsys.readouterr().out
     assert "dpid3" in text and "obliviousid3" in text
     assert "oblivious_id3_exact_local" in text  # configuration names are never cut
+
+
+def test_audit_learner_is_white_box_on_neighbours_from_the_schema(tmp_path, capsys):
+    out = tmp_path / "learner"
+    text = _audit(capsys, out, "learner", "dpextratrees", "--trials", "40", "--seed", "1")
+    assert "releases" in text and "the public schema alone" in text
+    (learner,) = _record(out)["learners"]
+    assert learner["mode"] == "releases" and learner["neighbours"] == "schema"
+    assert learner["proven_epsilon"] == pytest.approx(1.0) and not learner["internal"]
+    assert learner["release_tests"][0]["outcomes"] == {"ok": 80}

@@ -102,7 +102,7 @@ def test_html_shows_claimed_proven_and_measured_and_the_ledger(files):
 def test_markdown_and_json_records(files, results):
     md = files.markdown.read_text(encoding="utf-8")
     assert md.startswith("# unit report")
-    assert "| entry | claimed ε |" in md and "| learner | dataset | claimed ε | proven ε |" in md
+    assert "| entry | claimed ε |" in md and "| learner | claimed ε | proven ε | measured ε |" in md
     assert "naive_float_laplace" in md and "∞" in md
     record = json.loads(files.json.read_text(encoding="utf-8"))
     assert [z["entry"] for z in record["zoo"]] == ["laplace_half_scale", "naive_float_laplace"]
@@ -161,7 +161,7 @@ def test_ledger_renders_as_html_and_text(results):
 def test_markdown_without_learners_has_only_the_zoo(results):
     zoo, _, _ = results
     md = markdown_report(title="z", zoo=zoo)
-    assert "## Bug zoo" in md and "## Learners" not in md
+    assert "## Mechanism bug zoo" in md and "## Learners" not in md
 
 
 @pytest.mark.skipif(shutil.which("chromium") is None, reason="chromium is not installed")
@@ -182,3 +182,76 @@ def test_html_renders_in_a_headless_browser(files, tmp_path):
         timeout=120,
     )
     assert shot.read_bytes().startswith(PNG_MAGIC)
+
+
+# ------------------------------------------------------------------ readability
+# (issue 33, item 9: what a user tripped on in the audit's outputs)
+
+
+def test_the_mia_table_names_each_model_once(files):
+    """The model's long name heads its attacks instead of repeating on every row."""
+    md = files.markdown.read_text(encoding="utf-8")
+    mia = md[md.index("## Membership inference") :]
+    rows = [line for line in mia.splitlines() if line.startswith("| ") and "attack" not in line]
+    assert len(rows) == 2  # loss and lira_offline
+    assert sum("dp_id3 on car" in r for r in rows) == 1
+    html = files.html.read_text(encoding="utf-8")
+    assert html.count('<tr class="group"><td colspan="5">dp_id3 on car') == 1
+
+
+def test_an_infinite_implied_epsilon_is_explained():
+    from types import SimpleNamespace
+
+    from privet.audits.report import mia_table
+
+    attack = SimpleNamespace(
+        attack="loss",
+        auc=SimpleNamespace(interval=(0.4, 0.6)),
+        metrics=SimpleNamespace(auc=0.5),
+        operating_point=lambda f: SimpleNamespace(tpr=0.02, tpr_interval=(0.01, 0.04)),
+        implied_at=lambda f: SimpleNamespace(estimate=float("inf")),
+        heldout_at=lambda f: SimpleNamespace(epsilon_lower=0.0),
+    )
+    result = SimpleNamespace(proven_epsilon=1.0000000008467396, attacks=[attack])
+    t = mia_table({"a model": result})
+    (row,) = t.rows
+    assert [c.text for c in row.cells][3:] == ["∞*", "0"]
+    assert row.group == "a model (proven ε 1)"  # rounded as everywhere else
+    (note,) = t.notes
+    assert "divides by zero" in note and "held-out lower bound" in note
+
+
+def test_figure_titles_wrap_instead_of_being_cut():
+    from privet.audits.report.figures import panel_title
+
+    title = "ObliviousID3Classifier(split='exact') (paper-faithful ODP+FMPC-ID3) on car"
+    wrapped = panel_title(title)
+    assert wrapped.replace("\n", " ") == title and "…" not in wrapped
+    assert max(len(line) for line in wrapped.splitlines()) <= 46 or " " not in title
+
+
+def test_the_terminal_learner_table_fits_80_columns(results):
+    import io
+
+    from rich.console import Console
+
+    from privet.audits.cli_audit import _learner_table
+
+    _, learners, _ = results
+    out = io.StringIO()
+    Console(file=out, width=80, color_system=None).print(_learner_table(learners))
+    lines = out.getvalue().splitlines()
+    assert max(len(line) for line in lines) <= 80
+    row = next(line for line in lines if learners[0].learner in line)
+    assert "FAIL" in row  # the verdict on the learner's own line, nothing wrapped away
+
+
+def test_the_mia_summary_line_rounds_like_the_reports():
+    from types import SimpleNamespace
+
+    from privet.cli.audit import mia_summary
+
+    line = mia_summary(
+        SimpleNamespace(claimed_epsilon=None, proven_epsilon=1.0000000008467396, epsilon_lower=0.0)
+    )
+    assert "claimed none, proven 1)" in line and "None" not in line and "0000000008" not in line

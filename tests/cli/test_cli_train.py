@@ -236,3 +236,17 @@ def test_held_out_rows_come_from_secret_coins_at_the_asked_rate():
     assert abs(first[: n // 2].sum() - first[n // 2 :].sum()) < 2 * half
     assert not held_out_rows(n, None).any()
 
+
+
+def test_audit_model_is_white_box_and_refuses_private_rows_on_a_budget(trained):
+    """The model's own epsilon is the claim; an audit on its rows would be a non-private
+    release, which its budgeted ledger refuses without charging anything."""
+    privet, _ = trained
+    res = privet("audit", "model", "privet-model", "--trials", "10", "--out", "aud", "--json")
+    assert res.code == 0, res.err
+    summary = res.json()
+    assert summary["mode"] == "releases" and summary["neighbours"] == "schema"
+    assert summary["claimed_epsilon"] == 0.5 and not summary["internal"]
+    refused = privet("audit", "model", "privet-model", "--on-private-rows", "--out", "aud2")
+    assert refused.code == 3 and "non-private release" in refused.err
+    assert _spent(privet) == Guarantee(0.5)  # the refused audit charged nothing

@@ -113,9 +113,15 @@ def test_second_fit_on_one_ledger_reports_its_own_spend(name):
 
 @pytest.mark.parametrize("name", LEARNERS)
 def test_a_fit_on_an_unbounded_ledger_reports_its_finite_spend(name):
-    """``Guarantee.unbounded()`` (the audits' budget) limits nothing: a fit on it reports
-    the same finite spend as on a finite budget. DP boosting used to report epsilon = inf,
-    because its Gaussian plan was reserved at the unbounded budget's delta of 0."""
+    """``Guarantee.unbounded()`` (the audits' budget) limits nothing: a fit on it reports a
+    finite spend, the one the ledger proves for the same fit at that spend's delta. DP
+    boosting used to report epsilon = inf, because its Gaussian plan was reserved at the
+    unbounded budget's delta of 0.
+
+    The unbounded budget's delta is 0, so a pure fit reports its pure epsilon; on a budget
+    with delta 1e-5 the PLD accountant may trade that delta for a smaller epsilon (DPID3 on
+    this Car sample: 0.921 at 1e-5 against 1 at 0), so the two reports need not be the same
+    point of the fit's privacy profile, only points the same ledger proves."""
     cls, params, data = LEARNERS[name]
     schema, X, y, relation = _problem(data)
     finite = cls(
@@ -130,10 +136,16 @@ def test_a_fit_on_an_unbounded_ledger_reports_its_finite_spend(name):
         ledger=Ledger(budget=Guarantee.unbounded(), relation=relation),
         **params,
     ).fit(X, y)
-    assert 0 < model.privacy_spent_.epsilon <= 1.0 + 1e-9
-    assert model.privacy_spent_.delta == pytest.approx(finite.privacy_spent_.delta)
+    spent = model.privacy_spent_
+    assert 0 < spent.epsilon <= 1.0 + 1e-9
+    assert spent.delta <= finite.privacy_spent_.delta
     if name not in STOPS_ON_NOISY_COUNTS:  # else the two fits' charges differ by the noise
-        assert model.privacy_spent_.epsilon == pytest.approx(finite.privacy_spent_.epsilon)
+        # the finite ledger, asked at the unbounded fit's delta, proves the same figure
+        at_delta = finite.ledger_.spent(delta=spent.delta)
+        assert spent.epsilon == pytest.approx(at_delta.epsilon)
+        assert spent.delta == pytest.approx(at_delta.delta)
+        # and never less than what it proves at its own (larger or equal) delta
+        assert spent.epsilon >= finite.privacy_spent_.epsilon * (1 - 1e-9)
 
 
 def test_matrix_forest_prediction_mode_counts_its_batches_and_nothing_else():
@@ -169,7 +181,7 @@ def test_a_second_fit_is_reserved_whenever_its_plan_fits(name):
     first fit's charges, as its charges will be composed, so it is accepted; it used to
     be refused whenever the plan's (epsilon, delta) amount, added up basically, did not
     fit (5 of these 10 learners). Where the charges are fixed by the plan, the two fits
-    spend exactly that budget and a third is refused, charging nothing."""
+    spend that budget (up to the PLD grid's step) and a third is refused, charging nothing."""
     cls, params, data = LEARNERS[name]
     schema, X, y, relation = _problem(data)
     plan = cls(schema=schema, epsilon=1.0, **params).privacy_plan(schema)
@@ -184,7 +196,12 @@ def test_a_second_fit_is_reserved_whenever_its_plan_fits(name):
     assert led.spent().fits_in(led.budget)
     if name in STOPS_ON_NOISY_COUNTS:  # the charges may fall short of the plan
         return
-    assert led.spent().epsilon == pytest.approx(two.epsilon, rel=1e-9)
+    # The charges are composed as they come and the plan as a whole: under the PLD
+    # accountant both figures are pessimistic discretisations of the same privacy curve,
+    # on grids of at most 2^-11 in loss (docs/ledger.md), so they agree to that step
+    # (ODP: 1.8468941 spent against 1.8468943 planned); the spend is never the larger,
+    # since it fits the budget.
+    assert led.spent().epsilon == pytest.approx(two.epsilon, rel=1e-9, abs=2**-11)
     spent = led.spent()
     with pytest.raises(BudgetExceededError):
         cls(schema=schema, epsilon=1.0, ledger=led, **params).fit(X, y)

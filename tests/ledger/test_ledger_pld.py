@@ -27,6 +27,7 @@ from hypothesis import strategies as st
 from scipy import stats
 from scipy.signal import fftconvolve
 
+from privet.errors import RelationMismatchError
 from privet.ledger import (
     ZCDP,
     ApproxDP,
@@ -211,7 +212,14 @@ def test_the_ledger_is_never_below_a_concrete_pair(name, k, rate, method):
     ledger for Poisson samples, replace-one for samples of a fixed size)."""
     entry, pairs = CASES[name]
     relation = "replace_one" if method == "without_replacement" else "add_remove"
+    if name == "local" and rate is None:
+        relation = "replace_one"  # reports bound a changed value, not an added record
     led = Ledger(budget=Guarantee(1e6, DELTA), relation=relation)
+    if name == "local" and relation == "add_remove":
+        with pytest.raises(RelationMismatchError):
+            led.root.subsample(rate, method).charge(entry, mechanism=name)
+        assert led.charges == []
+        return
     for _ in range(k):
         scope = led.root if rate is None else led.root.subsample(rate, method)
         scope.charge(entry, mechanism=name)
@@ -224,14 +232,15 @@ def test_the_ledger_is_never_below_a_concrete_pair(name, k, rate, method):
 def test_a_mixture_of_every_kind_is_never_below_its_pairs():
     """One release of every kind at the root, and three more sharing one Poisson sample."""
     led = Ledger(budget=Guarantee(1e6, DELTA))
-    for entry, _ in CASES.values():
+    kinds = {n: c for n, c in CASES.items() if n != "local"}  # refused under add/remove
+    for entry, _ in kinds.values():
         led.root.charge(entry, mechanism="m")
     inner = ("gaussian", "continuous laplace", "exponential")
     sub = led.root.subsample(0.3)
     for name in inner:
         sub.charge(CASES[name][0], mechanism=name)
     eps = led.spent(delta=DELTA).epsilon
-    plain = [pairs[0].grouped() for _, pairs in CASES.values()]
+    plain = [pairs[0].grouped() for _, pairs in kinds.values()]
     joint = product([CASES[n][1][0].grouped() for n in inner])
     for sampled in (joint.remove_sampled(0.3), joint.add_sampled(0.3)):
         assert delta_lower([*plain, sampled], eps) <= DELTA * (1 + 1e-6)
@@ -292,6 +301,49 @@ def test_a_laplace_release_has_its_closed_form_curve():
     fine = pld.LaplaceCurve(1.0, 1e-6).hockey_stick(np.array([0.0, 0.3, 0.9]))
     coarse = pld.LaplaceCurve(1.0).hockey_stick(np.array([0.0, 0.3, 0.9]))
     assert fine == pytest.approx(coarse, rel=1e-5)  # a fine lattice is nearly continuous
+
+
+def discrete_gaussian_shift(sigma: float, shift: int) -> Pair:
+    z = np.arange(-int(40 * sigma) - 2 * shift, int(40 * sigma) + 2 * shift + 1)
+    w = np.exp(-(z**2) / (2 * sigma**2))
+    ws = np.exp(-((z - shift) ** 2) / (2 * sigma**2))
+    return Pair(ws / ws.sum(), w / w.sum())
+
+
+def test_the_discrete_gaussian_has_its_exact_curve():
+    """One release at sigma = 1 and 0.7: epsilon 4.430 and 6.956 at 1e-5 (Canonne,
+    Kamath & Steinke 2020, Thm. 7's figures), never below and within 0.2% of the
+    concrete pair's own epsilon; below what its zCDP curve gives (4.70 at sigma 1)."""
+    for sigma, paper in ((1.0, 4.430), (0.7, 6.956)):
+        led = Ledger(budget=Guarantee(1e6, DELTA))
+        led.root.charge(DiscreteGaussian(sigma=sigma, sensitivity=1.0), mechanism="dg")
+        eps = led.spent(delta=DELTA).epsilon
+        pair = discrete_gaussian_shift(sigma, 1).grouped()
+        assert pair.delta(eps) <= DELTA
+        assert pair.delta(eps * (1 - 2e-3)) > DELTA  # tight to 0.2%
+        assert eps == pytest.approx(paper, abs=6e-4)
+        zcdp = pld.ZCDPCurve(1 / (2 * sigma**2)).pmf().epsilon(DELTA)
+        assert eps < zcdp - 0.2
+
+
+@pytest.mark.parametrize(
+    ("sensitivity", "shifts"),
+    [(2**0.5, [[1, 1]]), (2.0, [[2], [1, 1, 1, 1]]), (1.9, [[1, 1, 1]])],
+)
+def test_a_vector_discrete_gaussian_dominates_every_integer_shift(sensitivity, shifts):
+    """Noise on an integer vector of L2 sensitivity s: a neighbour moves it by any
+    integer vector of norm <= s, the product of one-coordinate pairs; the figure leaves
+    at most delta to each, and is no looser than the worst of them by more than 0.5%."""
+    sigma = 2.0
+    led = Ledger(budget=Guarantee(1e6, DELTA))
+    led.root.charge(DiscreteGaussian(sigma=sigma, sensitivity=sensitivity), mechanism="dg")
+    eps = led.spent(delta=DELTA).epsilon
+    worst = 0.0
+    for shift in shifts:
+        pairs = [discrete_gaussian_shift(sigma, m).grouped() for m in shift]
+        assert delta_lower(pairs, eps) <= DELTA * (1 + 1e-6)
+        worst = max(worst, delta_lower(pairs, eps * (1 - 5e-3)))
+    assert worst > DELTA
 
 
 def test_the_bounded_range_curve_is_the_maximum_over_its_two_point_pairs():
@@ -370,7 +422,10 @@ _ENTRIES = st.sampled_from(
 )
 
 
-@settings(max_examples=20, deadline=None)
+ROUNDING = 1 - 1e-12
+
+
+@settings(max_examples=60, deadline=None)
 @given(
     relation=st.sampled_from(["add_remove", "replace_one"]),
     steps=st.lists(
@@ -382,7 +437,8 @@ _ENTRIES = st.sampled_from(
 def test_spent_never_decreases_when_a_charge_is_added(relation, steps):
     """Random charges in random places (the root, parts of partitions, subsamples): each
     figure is no better a guarantee than the one before (never a smaller epsilon at a
-    delta that is not larger)."""
+    delta that is not larger). Before a part catching up with another stopped reordering
+    its scope's composition, figures went down by 5e-6 relative."""
     led = Ledger(budget=Guarantee(1e6, DELTA), relation=relation)
     method = "poisson" if relation == "add_remove" else "without_replacement"
     scopes = [led.root]
@@ -395,8 +451,12 @@ def test_spent_never_decreases_when_a_charge_is_added(relation, steps):
             scopes.append(scope.subsample(rate, method))
         scope.charge(entry, mechanism="m")
         now, at_delta = led.spent(), led.spent(delta=DELTA)
-        assert not (now.epsilon < last.epsilon and now.delta <= last.delta), (last, now)
-        assert at_delta.epsilon >= last_at_delta.epsilon, (last_at_delta, at_delta)
+        # up to float rounding (1e-12 relative; the budget check's tolerance is 1e-9)
+        assert not (now.epsilon < last.epsilon * ROUNDING and now.delta <= last.delta), (
+            last,
+            now,
+        )
+        assert at_delta.epsilon >= last_at_delta.epsilon * ROUNDING, (last_at_delta, at_delta)
         last, last_at_delta = now, at_delta
 
 

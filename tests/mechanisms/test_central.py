@@ -38,7 +38,7 @@ from privet.mechanisms import (
     make_report_noisy_max,
     permute_and_flip_probabilities,
 )
-from privet.mechanisms._dpcheck import check_dp
+from privet.testing import check_dp
 
 N = 100_000
 

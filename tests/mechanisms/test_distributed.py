@@ -24,9 +24,9 @@ from privet.mechanisms import (
     residual_epsilon,
     residual_pure_epsilon,
 )
-from privet.mechanisms._dpcheck import check_dp
 from privet.mechanisms._random import local_rng
 from privet.mechanisms.distributed import residual_log_density
+from privet.testing import check_dp
 
 N = 100_000
 

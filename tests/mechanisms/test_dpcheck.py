@@ -1,4 +1,4 @@
-"""The small Clopper–Pearson helper used by the mechanisms' DP tests."""
+"""check_dp, the small DP check of the mechanisms' tests, on privet's one Clopper–Pearson."""
 
 from __future__ import annotations
 
@@ -8,25 +8,27 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from privet.audits.bounds import clopper_pearson, epsilon_lower_from_counts
 from privet.errors import InvalidParameterError
-from privet.mechanisms._dpcheck import check_dp, clopper_pearson, epsilon_lower_bound
+from privet.testing import check_dp
 
 
 def test_clopper_pearson_matches_scipy() -> None:
     for k, n in ((0, 50), (7, 50), (50, 50), (312, 1000)):
-        lo, hi = clopper_pearson(k, n, 0.975)
+        lo, hi = clopper_pearson(k, n, confidence=0.95)
         ci = stats.binomtest(k, n).proportion_ci(confidence_level=0.95, method="exact")
         assert lo == pytest.approx(ci.low, abs=1e-12)
         assert hi == pytest.approx(ci.high, abs=1e-12)
     with pytest.raises(InvalidParameterError):
-        clopper_pearson(5, 3, 0.9)
+        clopper_pearson(5, 3, confidence=0.9)
 
 
 def test_epsilon_lower_bound() -> None:
-    assert epsilon_lower_bound(0, 100, 50, 100) == 0.0
-    eps = epsilon_lower_bound(6000, 10_000, 2000, 10_000, level=0.999)
+    assert epsilon_lower_from_counts(0, 100, 50, 100, confidence=0.998)[0] == 0.0
+    eps = epsilon_lower_from_counts(6000, 10_000, 2000, 10_000, confidence=0.998)[0]
     assert 0.9 < eps < math.log(3)
-    assert epsilon_lower_bound(6000, 10_000, 2000, 10_000, delta=0.5) < eps
+    half = epsilon_lower_from_counts(6000, 10_000, 2000, 10_000, delta=0.5, confidence=0.998)[0]
+    assert half < eps
 
 
 def test_check_dp_is_valid_and_has_power() -> None:

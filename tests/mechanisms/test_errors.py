@@ -24,7 +24,6 @@ from privet.mechanisms import (
     RandomisedResponse,
     _opendp,
     distributed,
-    histogram,
     local,
     make_discrete_laplace,
     make_exponential,
@@ -33,6 +32,7 @@ from privet.mechanisms import (
     make_laplace,
     make_noisy_histogram,
     make_report_noisy_max,
+    recorder,
 )
 
 BAD_EPSILONS = [0, 0.0, -1.0, math.nan, math.inf, "1", True, None]
@@ -122,8 +122,15 @@ def spy(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         calls.append("local_rng")
         return original_rng()
 
-    for module in (distributed, local, histogram):
+    for module in (distributed, local):
         monkeypatch.setattr(module, "local_rng", rng_spy)
+    original_coins = recorder.privacy_rng
+
+    def coins_spy() -> Any:  # the noisy argmax's tie-breaking coins
+        calls.append("privacy_rng")
+        return original_coins()
+
+    monkeypatch.setattr(recorder, "privacy_rng", coins_spy)
     return calls
 
 

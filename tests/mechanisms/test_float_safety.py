@@ -5,7 +5,7 @@ input produces and another cannot (Mironov 2012). The support test draws
 200,000 outputs on input 0 (the middle of [-1, 1]) and checks, white-box,
 whether each could have been produced on input 1: the naive float piecewise
 mechanism (Alg. 3 of seed 004 as written, the bug zoo's fixture in
-privet.audits.zoo_mechanisms) fails it for about a third of its outputs,
+privet.audits.zoo.samplers) fails it for about a third of its outputs,
 privet's randomisers for none.
 privet's own DP test (:func:`privet.testing.assert_dp`) then audits every
 local randomiser on two statistics: the output itself and its eight
@@ -26,8 +26,8 @@ import numpy as np
 import pytest
 from mech_stats import ALPHA, assert_mean, assert_variance
 
-from privet.audits.zoo_mechanisms import naive_piecewise
-from privet.audits.zoo_mechanisms import naive_piecewise_reachable as naive_reachable
+from privet.audits.zoo.samplers import naive_piecewise
+from privet.audits.zoo.samplers import naive_piecewise_reachable as naive_reachable
 from privet.ledger import Ledger
 from privet.mechanisms import (
     DuchiMechanism,

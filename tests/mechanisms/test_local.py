@@ -25,7 +25,7 @@ from privet.mechanisms import (
     piecewise_sample_count,
     seed_for_tests,
 )
-from privet.mechanisms._dpcheck import check_dp
+from privet.testing import check_dp
 
 N = 200_000
 

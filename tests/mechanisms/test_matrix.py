@@ -31,9 +31,9 @@ from privet.mechanisms import (
     optimize_strategy,
     squared_error,
 )
-from privet.mechanisms._dpcheck import check_dp
 from privet.mechanisms.matrix.optimise import _p_identity_objective
 from privet.mechanisms.matrix.workloads import _transpose_matmul
+from privet.testing import check_dp
 
 CAR = (4, 4, 4, 3, 3, 3)
 

@@ -36,6 +36,10 @@ __all__ = [
     "check_real",
     "clopper_pearson",
     "epsilon_lower_from_counts",
+    "gdp_delta",
+    "gdp_epsilon",
+    "gdp_mu_estimate",
+    "log_ratio_estimate",
     "plan_trials",
     "projected_epsilon_lower",
 ]
@@ -358,3 +362,86 @@ def plan_trials(
         else:
             lo = mid
     return hi
+
+
+# ------------------------------------------------------------ estimates (not bounds)
+
+
+def log_ratio_estimate(
+    k_hi: int, n_hi: int, k_lo: int, n_lo: int, *, delta: float = 0.0, confidence: float
+) -> tuple[float, float, float]:
+    """Plug-in ``ln((k_hi/n_hi - delta) / (k_lo/n_lo))`` and a two-sided interval.
+
+    The interval puts the two-sided Clopper–Pearson interval of each
+    proportion (Bonferroni: ``1 - (1 - confidence) / 2`` each) into the ratio:
+    ``[ln((lo_hi - delta) / up_lo), ln((up_hi - delta) / lo_lo)]``. An estimate,
+    not a bound: the event was chosen to make the ratio large.
+    """
+    confidence = check_confidence(confidence)
+    level = 1.0 - (1.0 - confidence) / 2.0
+    hi = clopper_pearson(k_hi, n_hi, confidence=level)
+    lo = clopper_pearson(k_lo, n_lo, confidence=level)
+
+    def ratio(a: float, b: float) -> float:
+        if a - delta <= 0:
+            return -math.inf
+        return math.inf if b <= 0 else math.log((a - delta) / b)
+
+    point = ratio(k_hi / n_hi, k_lo / n_lo)
+    return point, ratio(float(hi.lower), float(lo.upper)), ratio(float(hi.upper), float(lo.lower))
+
+
+def gdp_delta(epsilon: float, mu: float) -> float:
+    """delta(epsilon) of mu-Gaussian DP (Dong, Roth & Su 2022, Cor. 2.13)."""
+    if mu <= 0:
+        return 0.0
+    if math.isinf(mu):
+        return 1.0
+    return float(
+        stats.norm.cdf(-epsilon / mu + mu / 2)
+        - math.exp(epsilon) * stats.norm.cdf(-epsilon / mu - mu / 2)
+    )
+
+
+def gdp_epsilon(delta: float, mu: float) -> float:
+    """The smallest epsilon with ``gdp_delta(epsilon, mu) <= delta`` (``inf`` for delta = 0)."""
+    if mu <= 0:
+        return 0.0
+    if delta <= 0 or math.isinf(mu):
+        return math.inf
+    if gdp_delta(0.0, mu) <= delta:
+        return 0.0
+    hi = 1.0
+    while gdp_delta(hi, mu) > delta:
+        hi *= 2.0
+        if hi > 1e6:  # pragma: no cover - mu astronomically large
+            return math.inf
+    from scipy import optimize
+
+    return float(optimize.brentq(lambda e: gdp_delta(e, mu) - delta, 0.0, hi, xtol=1e-10))
+
+
+def gdp_mu_estimate(
+    k1: int, n1: int, k0: int, n0: int, *, confidence: float
+) -> tuple[float, float, float]:
+    """mu of Gaussian DP from one threshold's rates, with a two-sided interval.
+
+    Under mu-GDP a threshold test has ``TPR = Phi(Phi^-1(FPR) + mu)``, so
+    ``mu = Phi^-1(k1/n1) - Phi^-1(k0/n0)`` (Nasr et al. 2023, Sec. 4: the
+    Gaussian fit of the trade-off curve); the interval combines the two-sided
+    Clopper–Pearson intervals of the rates. It assumes the Gaussian shape of
+    the trade-off curve: an estimate, not a bound.
+    """
+    confidence = check_confidence(confidence)
+    level = 1.0 - (1.0 - confidence) / 2.0
+    c1 = clopper_pearson(k1, n1, confidence=level)
+    c0 = clopper_pearson(k0, n0, confidence=level)
+    q = stats.norm.ppf
+    clip = 0.5 / max(n0, n1)
+    p1 = min(max(k1 / n1, clip), 1 - clip)
+    p0 = min(max(k0 / n0, clip), 1 - clip)
+    return (
+        float(q(p1) - q(p0)),
+        float(q(c1.lower) - q(c0.upper)),
+        float(q(c1.upper) - q(c0.lower)),
+    )

@@ -18,7 +18,7 @@ from privet.cli._io import read_csv, require_valid, typed
 from privet.cli._model import load_model
 from privet.cli._output import DataInvalid, console, print_json
 
-__all__ = ["add_parser", "cmd_audit_model"]
+__all__ = ["add_parser", "cmd_audit_model", "mia_summary"]
 
 HELP = "membership inference and empirical DP tests, with HTML/markdown/JSON reports"
 _BUILD_ARGS = ("epsilon", "max_depth", "schema", "ledger", "random_state")
@@ -44,36 +44,93 @@ def _spec_of(est: Any) -> Any:
     )
 
 
+def _private_rows(args: argparse.Namespace, meta: dict[str, Any], schema: Any) -> tuple[Any, Any]:
+    """The model's private rows and its ledger, for ``--on-private-rows`` (read after the charge)."""
+    from privet.data import Dataset
+    from privet.ledger import Ledger
+
+    path = meta.get("ledger")
+    if not path:
+        raise DataInvalid(
+            f"{args.model} was trained without a ledger file, so an audit on its private rows "
+            "cannot be recorded anywhere. Audit without --on-private-rows (neighbours from the "
+            "public schema alone, nothing charged)."
+        )
+    dataset = str(meta.get("dataset") or "data")
+    ledger = Ledger.open(path, dataset=dataset)
+
+    def load() -> Any:
+        data = args.data or meta.get("data")
+        if not data:
+            raise DataInvalid(f"{args.model} does not record its data; pass --data DATA.csv.")
+        raw = read_csv(data)
+        require_valid(raw, schema, data=data, schema_ref=f"{args.model}/schema.json")
+        frame = typed(raw, schema)[list(schema.columns)].reset_index(drop=True)
+        return Dataset(
+            dataset,
+            schema.validate(frame, target="required"),
+            schema,
+            schema.target.name,
+            f"the data of model {args.model}",
+            "",
+            data,
+        )
+
+    return ledger, load
+
+
+def mia_summary(result: Any) -> str:
+    """The one line ``privet audit model --kind mia`` prints (epsilons as in the reports)."""
+    from privet.audits.formatting import format_epsilon
+
+    claim = "none" if result.claimed_epsilon is None else format_epsilon(result.claimed_epsilon)
+    return (
+        f"Membership inference: held-out ε lower bound {format_epsilon(result.epsilon_lower)} "
+        f"(claimed {claim}, proven {format_epsilon(result.proven_epsilon)}); INTERNAL report: "
+        "it states facts about the private rows"
+    )
+
+
 def cmd_audit_model(args: argparse.Namespace) -> int:
+    """Audit a trained model's learner and parameters (white-box by default, schema neighbours).
+
+    By default every dataset the audit trains on is built from the model's
+    public schema: no private row is read and nothing is charged. The claim
+    is the epsilon the model was trained at. ``--on-private-rows`` audits on
+    the model's data instead: the audit is charged to the model's ledger as a
+    non-private release first (refused on a finite budget) and the report is
+    marked internal.
+    """
     from privet.audits.cli_audit import _learner_table, _stages, _written
     from privet.audits.learners import audit_learner, learner_mia
+    from privet.audits.learners.audit import charge_private_audit
     from privet.audits.report import write_report
-    from privet.data import Dataset, Schema
+    from privet.data import Schema
 
     est, meta = load_model(args.model)
     schema = Schema.from_dict(meta["schema"])
-    data = args.data or meta.get("data")
-    if not data:
-        raise DataInvalid(f"{args.model} does not record its data; pass --data DATA.csv.")
-    raw = read_csv(data)
-    require_valid(raw, schema, data=data, schema_ref=f"{args.model}/schema.json")
-    frame = typed(raw, schema)[list(schema.columns)].reset_index(drop=True)
-    ds = Dataset(
-        str(meta.get("dataset") or "data"),
-        schema.validate(frame, target="required"),
-        schema,
-        schema.target.name,
-        f"the data of model {args.model}",
-        "",
-        data,
-    )
     spec = _spec_of(est)
     params = est.get_params(deep=False)
     epsilon = float(params.get("epsilon") or 1.0)
+    claimed = params.get("epsilon")
     depth = int(params.get("max_depth") or 3)
+    name = str(meta.get("dataset") or "data")
+    if args.kind == "mia" and not args.on_private_rows:
+        raise DataInvalid(
+            "Membership inference trains on a population of the model's records: pass "
+            "--on-private-rows (charged to the model's ledger as a non-private release; refused "
+            "on a finite budget), or use --kind dp (neighbours from the public schema)."
+        )
+    data: Any = schema
+    ledger = None
+    if args.on_private_rows:
+        ledger, load = _private_rows(args, meta, schema)
+        if args.kind == "mia":  # audit_learner charges its own audits; this one is ours
+            what = "a membership-inference population of its rows and the attacks' results"
+            charge_private_audit(ledger, name, what)
+        data = load()
     con = console(stderr=args.json)  # progress bars never mix with the JSON
     with _stages(con) as progress:
-        # what both audits take from the model's parameters and the command line
         shared = {
             "epsilon": epsilon,
             "max_depth": depth,
@@ -83,16 +140,34 @@ def cmd_audit_model(args: argparse.Namespace) -> int:
             "progress": progress,
         }
         if args.kind == "dp":
-            result = audit_learner(spec, ds, trials=args.trials, one_run=False, **shared)
+            result = audit_learner(
+                spec,
+                data,
+                trials=args.trials,
+                one_run=False,
+                output=args.output,
+                neighbours="private_rows" if args.on_private_rows else "schema",
+                ledger=ledger,
+                claimed_epsilon=None if claimed is None else float(claimed),
+                time_limit=args.time_limit,
+                **shared,
+            )
         else:
-            result = learner_mia(spec, ds, n_shadows=args.shadows, rows=args.rows or None, **shared)
-    title = f"privet audit model: {spec.title} on {ds.name}"
+            result = learner_mia(
+                spec, data, n_shadows=args.shadows, rows=args.rows or None, **shared
+            )
+    title = f"privet audit model: {spec.title} on {name}"
     if args.kind == "dp":
         files = write_report(args.out, title=title, name=args.name, learners=[result])
         summary = {
             "claimed_epsilon": result.claimed_epsilon,
             "proven_epsilon": result.proven_epsilon,
+            "proven_delta": result.proven_delta,
             "measured_epsilon_lower": result.measured_epsilon,
+            "estimate": result.estimate,
+            "mode": result.mode,
+            "neighbours": result.neighbours,
+            "internal": result.internal,
             "verdict": result.verdict,
         }
     else:
@@ -101,6 +176,7 @@ def cmd_audit_model(args: argparse.Namespace) -> int:
             "claimed_epsilon": result.claimed_epsilon,
             "proven_epsilon": result.proven_epsilon,
             "mia_epsilon_lower": result.epsilon_lower,
+            "internal": True,
         }
     if args.json:
         print_json(
@@ -108,12 +184,10 @@ def cmd_audit_model(args: argparse.Namespace) -> int:
         )
         return 0
     if args.kind == "dp":
+        con.print(result.summary(), soft_wrap=False)
         con.print(_learner_table([result]))
     else:
-        con.print(
-            f"Membership inference: held-out ε lower bound {result.epsilon_lower:.3g} "
-            f"(claimed {result.claimed_epsilon}, proven {result.proven_epsilon})"
-        )
+        con.print(mia_summary(result))
     _written(con, files)
     return 0
 
@@ -163,7 +237,7 @@ def add_parser(sub: Any) -> None:
     from privet.audits.cli_audit import add_audit_parser
 
     _, asub = add_audit_parser(sub)
-    for name in ("dp", "mia"):
+    for name in ("dp", "mia", "learner"):
         p = asub.choices[name]
         p.add_argument("--json", action="store_true", help="print the report's JSON")
         p.set_defaults(func=_json_report(p.get_default("func")))
@@ -174,14 +248,33 @@ def add_parser(sub: Any) -> None:
     m = asub.add_parser(
         "model",
         help="audit a trained model directory's learner and parameters on its data",
-        description="Retrain the model's learner with its parameters many times on its data "
-        "(or --data) and bound epsilon from below (dp: near-tie and lone-leaf neighbours; "
-        "mia: membership inference), next to the claimed and proven epsilon. "
-        "Example: privet audit model privet-model --trials 100",
+        description="Retrain the model's learner with its parameters many times on "
+        "neighbouring datasets built from its public schema (no private row is read) and "
+        "bound epsilon from below with the white-box audit of its releases, next to the "
+        "epsilon it was trained at and the epsilon its ledger proves. --output labels audits "
+        "the predictions instead; --on-private-rows uses the model's data (charged). "
+        "Example: privet audit model privet-model --trials 1000",
     )
     m.add_argument("model", help="model directory written by privet train")
     m.add_argument("--data", help="CSV to audit on (default: the data the model was trained on)")
     m.add_argument("--kind", choices=["dp", "mia"], default="dp", help="default: dp")
+    m.add_argument(
+        "--output",
+        choices=["releases", "labels", "proba"],
+        default="releases",
+        help="dp: what a training shows the test: every release the mechanisms record "
+        "(white box, default) or the predictions (black box)",
+    )
+    m.add_argument(
+        "--on-private-rows",
+        action="store_true",
+        help="audit on the model's data rather than on neighbours built from its public "
+        "schema; charged to its ledger as a non-private release (refused on a finite "
+        "budget), report marked internal",
+    )
+    m.add_argument(
+        "--time-limit", type=float, default=None, help="dp: seconds after which no training starts"
+    )
     m.add_argument("--trials", type=int, default=100, help="dp: trainings per input (default 100)")
     m.add_argument("--shadows", type=int, default=4, help="mia: shadow models (default 4)")
     m.add_argument("--rows", type=int, default=300, help="mia: population size (0 = all rows)")

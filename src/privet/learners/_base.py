@@ -544,14 +544,14 @@ def calibrated_epsilon(
     paths, so a plan can cost more than its epsilon (DPID3 at depth 3 on Car: 1.25);
     scaling every step down, by bisection on epsilon (every plan's cost grows with
     it), makes the fit cost at most what the user asked for. Where the plan already
-    fits, nothing changes. ``estimator.epsilon`` is restored on exit.
+    fits, nothing changes; nor where it has a non-private step (infinite cost, the
+    paper-faithful modes on an unbounded ledger), which no scaling makes finite.
+    ``estimator.epsilon`` is restored on exit.
     """
     target = float(estimator.epsilon)
     plan = estimator.privacy_plan(schema)
     cost = ledger.plan_cost(plan).epsilon
     if cost <= target * (1 + 1e-12) or math.isinf(cost):
-        # infinite: no proof at any epsilon (a claimed-only plan, noise="paper"); scaling
-        # cannot help, the ledger accepts it on an unbounded budget or refuses it
         estimator.calibrated_epsilon_ = target
         yield plan
         return
@@ -570,6 +570,14 @@ def calibrated_epsilon(
                 hi = mid
             if hi - lo <= 1e-9 * target:
                 break
+        if lo <= 0.0:
+            # no epsilon fits: a step the ledger proves nothing for (the paper-faithful
+            # hidden split costs infinity at any epsilon). Scaling cannot help; the plan
+            # goes to the ledger as given, which records what it proves (or refuses it).
+            estimator.epsilon = target
+            estimator.calibrated_epsilon_ = target
+            yield estimator.privacy_plan(schema)
+            return
         plan = plan_at(lo)
         plan.description = (
             f"{plan.description}; every step scaled by {lo / target:.4g} so that the "

@@ -31,6 +31,7 @@ from privet.ledger.guarantee import Guarantee, check_delta, check_epsilon, check
 from privet.ledger.pld import (
     BoundedRangeCurve,
     Curve,
+    DiscreteGaussianCurve,
     GaussianCurve,
     LaplaceCurve,
     RandomisedResponse,
@@ -330,8 +331,9 @@ class DiscreteGaussian(Gaussian):
         return None
 
     def privacy_curve(self) -> Curve:
-        """Its zCDP view's curve (its own exact curve is not the continuous one's)."""
-        return ZCDPCurve(self.rho)
+        """Its own exact curve (:class:`~privet.ledger.pld.DiscreteGaussianCurve`: the
+        worst integer shift within the L2 sensitivity), not the continuous one's."""
+        return DiscreteGaussianCurve(self.sigma, self.sensitivity)
 
 
 @register_entry

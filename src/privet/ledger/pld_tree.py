@@ -221,7 +221,9 @@ class PLDComposer:
         if not members:
             return EMPTY, ZERO_PAIR
         cross = self.relation is NeighbouringRelation.REPLACE_ONE and not stable and size >= 2
-        key = sorted(members.items())
+        # how many parts share a digest matters only as one or several (the cross term):
+        # a part catching up with another must not reorder, so recompose, its scope
+        key = sorted((d, min(c, 2) if cross else 1) for d, c in members.items())
         digest = _digest("partition", key, cross)
         cached = self.get(digest)
         if cached is not None:

@@ -163,11 +163,13 @@ class MemoryStore(Store):
     @contextlib.contextmanager
     def transaction(self) -> Iterator[None]:
         size, count, head, ids = len(self._tail), self._count, self._head, dict(self._next)
+        salt, tables = self._salt, dict(self._tables)
         try:
             yield
         except BaseException:
             del self._tail[size:]
             self._count, self._head, self._next = count, head, ids
+            self._salt, self._tables = salt, tables
             raise
         while len(self._tail) >= self.CHUNK:  # committed: pack whole chunks
             lines = "\n".join(f"{k}\t{t}" for k, t in self._tail[: self.CHUNK])

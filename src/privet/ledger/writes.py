@@ -191,9 +191,18 @@ class CheckedWrites(History):
         below it also covered adding or removing a record in its part (the
         replaced record leaves one part and its replacement enters another). An
         epsilon-LDP report covers a changed value only: a record entering a part
-        adds a report to it, which no epsilon bounds.
+        adds a report to it, which no epsilon bounds. For the same reason an add/remove
+        ledger refuses it anywhere: the added record's report is the difference.
         """
         if self.relation is not NeighbouringRelation.REPLACE_ONE:
+            if any(isinstance(entry, LocalRandomiser) for _, entry in items):
+                raise RelationMismatchError(
+                    "A local randomiser's reports bound a changed value (replace-one "
+                    "neighbours), not a record added or removed: on this add/remove ledger "
+                    "the added record's report is itself the difference, which no epsilon "
+                    "bounds. Open the ledger with relation='replace_one' (the number of "
+                    "reports is public). Nothing was charged."
+                )
             return
         for node_id, entry in items:
             if not isinstance(entry, LocalRandomiser):

@@ -26,6 +26,7 @@ from privet.mechanisms import _opendp
 from privet.mechanisms import _validate as v
 from privet.mechanisms._opendp import ROUNDING_SLACK
 from privet.mechanisms.base import Mechanism
+from privet.mechanisms.laws import AdditiveLaw, Law
 
 __all__ = [
     "DiscreteLaplaceMechanism",
@@ -108,6 +109,9 @@ class LaplaceMechanism(_ScaledNoise):
     def entry(self) -> Entry:
         return Laplace(scale=self.scale, sensitivity=self._charged_sensitivity)
 
+    def law(self) -> Law:
+        return AdditiveLaw("laplace", self.scale)
+
     def privacy_map(self, d_in: float | None = None) -> Guarantee:
         return Guarantee(self._d_in(d_in) * (1 + ROUNDING_SLACK) / self.scale)
 
@@ -134,6 +138,9 @@ class DiscreteLaplaceMechanism(_ScaledNoise):
 
     def entry(self) -> Entry:
         return Laplace(scale=self.scale, sensitivity=self.sensitivity)
+
+    def law(self) -> Law:
+        return AdditiveLaw("laplace", self.scale, discrete=True)
 
     def privacy_map(self, d_in: float | None = None) -> Guarantee:
         return Guarantee(self._d_in(d_in) / self.scale)
@@ -306,6 +313,9 @@ class GaussianMechanism(Mechanism):
 
     def _repr_extra(self) -> dict[str, Any]:
         return {"sigma": self.sigma, "rho": self.zcdp_map()}
+
+    def law(self) -> Law:
+        return AdditiveLaw("gaussian", self.sigma, discrete=self.discrete)
 
     def _validate_input(self, values: Any) -> NDArray[Any]:
         owner = type(self).__name__

@@ -21,6 +21,8 @@ from numpy.typing import NDArray
 from privet.errors import InvalidParameterError
 from privet.ledger import ChargeRecord, Claim, Entry, Guarantee, NeighbouringRelation
 from privet.mechanisms import _validate as v
+from privet.mechanisms import recorder
+from privet.mechanisms.laws import Law
 
 
 class Mechanism(abc.ABC):
@@ -42,6 +44,19 @@ class Mechanism(abc.ABC):
     @abc.abstractmethod
     def privacy_map(self, d_in: float | None = None) -> Guarantee:
         """The guarantee for inputs at distance ``d_in`` (default: the sensitivity)."""
+
+    def law(self) -> Law | None:
+        """The law of one release given its input (:mod:`privet.mechanisms.laws`).
+
+        What a white-box audit needs to compute the likelihood ratio of a release
+        on two neighbouring inputs; None when the mechanism does not state one.
+        """
+        return None
+
+    def _label(self, caller: str, step: str, mechanism: str | None = None) -> str:
+        where = " ".join(p for p in (caller, step) if p)
+        name = mechanism or self.mechanism
+        return f"{name}: {where}" if where else name
 
     def guarantee(self) -> Guarantee:
         """The guarantee of one call on neighbouring inputs."""
@@ -116,11 +131,22 @@ class Mechanism(abc.ABC):
         validate: Callable[[Any], NDArray[Any]] | None = None,
         sample: Callable[[NDArray[Any]], Any] | None = None,
         mechanism: str | None = None,
+        recorded: bool = True,
     ) -> Any:
-        """Validate, then charge, then sample: the one order every release follows."""
+        """Validate, then charge, then sample: the one order every release follows.
+
+        The draw passes through the release recorder (:mod:`privet.mechanisms.recorder`)
+        with the mechanism's :meth:`law`; a ``sample`` that records its own noisy
+        values (``recorded=False``) does it itself.
+        """
         arr = (validate or self._validate_input)(values)
         self._charge(scope, caller, step, claim, mechanism=mechanism)
-        out = (sample or self._sample)(arr)
+        draw = sample or self._sample
+        if recorded:
+            label = self._label(caller, step, mechanism)
+            out = recorder.release(self.law(), arr, lambda: draw(arr), label=label)
+        else:
+            out = draw(arr)
         if isinstance(out, tuple):  # several released arrays (e.g. answers and estimate)
             return out
         out = np.asarray(out)
@@ -164,7 +190,11 @@ class Mechanism(abc.ABC):
             claim=claim,
         )
         out = []
-        for res in self._sample_many(arrs):
+        label = self._label(caller, step)
+        draws = recorder.release_many(
+            self.law(), arrs, lambda: self._sample_many(arrs), label=label
+        )
+        for res in draws:
             res = np.asarray(res)
             out.append(res.item() if res.ndim == 0 else res)
         return out

@@ -71,6 +71,7 @@ from privet.mechanisms import _validate as v
 from privet.mechanisms._random import local_rng
 from privet.mechanisms.base import Mechanism
 from privet.mechanisms.entries import DistributedLaplace
+from privet.mechanisms.laws import AdditiveLaw, Law
 from privet.mechanisms.polya import discrete_residual_epsilon, polya_shares
 
 __all__ = [
@@ -436,6 +437,10 @@ class GammaDLPA(Mechanism):
         eps = discrete_residual_epsilon(self.parties, t, sensitivity, self.scale)
         a = (self.parties - t) / self.parties
         return CollusionGuarantee(self.parties, t, a, sensitivity / self.scale, eps, eps, 0.0)
+
+    def law(self) -> Law:
+        """An outsider's view: the sum of the party values plus one (discrete) Laplace."""
+        return AdditiveLaw("laplace", self.scale, discrete=self.discrete, parties=self.parties)
 
     def entry(self) -> Entry:
         c = self._collusion

@@ -12,15 +12,15 @@ from numpy.typing import NDArray
 
 from privet.errors import InvalidParameterError
 from privet.ledger import ADD_REMOVE, Claim, Entry, Guarantee, NeighbouringRelation
-from privet.mechanisms import _opendp
+from privet.mechanisms import _opendp, recorder
 from privet.mechanisms import _validate as v
-from privet.mechanisms._random import local_rng
 from privet.mechanisms.additive import (
     DiscreteLaplaceMechanism,
     LaplaceMechanism,
     calibrate_laplace_scale,
 )
 from privet.mechanisms.base import Mechanism
+from privet.mechanisms.laws import AdditiveLaw, Law
 
 __all__ = ["NoisyHistogram", "make_noisy_histogram"]
 
@@ -73,6 +73,9 @@ class NoisyHistogram(Mechanism):
     def entry(self) -> Entry:
         return self._inner.entry()
 
+    def law(self) -> Law:
+        return AdditiveLaw("laplace", self.scale, discrete=self.discrete)
+
     def privacy_map(self, d_in: float | None = None) -> Guarantee:
         return self._inner.privacy_map(d_in)
 
@@ -110,8 +113,12 @@ class NoisyHistogram(Mechanism):
         return arr
 
     def _noisy_argmax(self, arr: NDArray[Any]) -> NDArray[np.int64]:
-        noisy = self._sample(arr).astype(float)
-        jitter = local_rng().random(noisy.shape) * 0.5  # only reorders exact ties
+        # the recorder sees the noisy counts (the ledger's entry is the histogram's)
+        noisy = recorder.release(
+            self.law(), arr, lambda: self._sample(arr), label=f"{self.mechanism}[argmax]"
+        )
+        noisy = np.asarray(noisy).astype(float)
+        jitter = recorder.privacy_rng().random(noisy.shape) * 0.5  # only reorders exact ties
         return np.argmax(noisy + (jitter if self.discrete else 0.0), axis=-1)
 
     def argmax(
@@ -136,6 +143,7 @@ class NoisyHistogram(Mechanism):
             validate=self._classes,
             sample=self._noisy_argmax,
             mechanism=f"{self.mechanism}[argmax]",
+            recorded=False,
         )
 
 

@@ -13,14 +13,20 @@ from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy import integrate, special
+from scipy import special
 
 from privet.errors import InvalidParameterError
 from privet.ledger import ADD_REMOVE, Claim, Entry, Exponential, Guarantee, NeighbouringRelation
-from privet.mechanisms import _opendp
+from privet.mechanisms import _opendp, recorder
 from privet.mechanisms import _validate as v
 from privet.mechanisms.base import Mechanism
 from privet.mechanisms.entries import NoisyMax
+from privet.mechanisms.laws import (
+    Law,
+    SelectionLaw,
+    discrete_noisy_max_probabilities,
+    permute_and_flip_probabilities,
+)
 
 __all__ = [
     "ExponentialMechanism",
@@ -41,25 +47,6 @@ def exponential_mechanism_probabilities(utilities: Any, scale: float) -> NDArray
     """
     u = np.asarray(utilities, dtype=float) / scale
     return special.softmax(u, axis=-1)
-
-
-def permute_and_flip_probabilities(utilities: Any, scale: float) -> NDArray[np.float64]:
-    """Exact selection probabilities of report-noisy-max with Exponential(scale) noise.
-
-    P(i) = int_{u*}^inf (1/s) e^{-(x-u_i)/s} prod_{j != i} (1 - e^{-(x-u_j)/s}) dx
-    with u* = max_j u_j, which is the permute-and-flip mechanism (McKenna &
-    Sheldon 2020; Ding et al. 2021). Evaluated by quadrature, for tests and audits.
-    """
-    u = np.asarray(utilities, dtype=float).ravel()
-    top = u.max()
-    gaps = (top - u) / scale  # >= 0
-
-    def density(y: float, i: int) -> float:
-        others = np.delete(gaps, i)
-        return math.exp(-(y + gaps[i])) * float(np.prod(-np.expm1(-(y + others))))
-
-    probs = np.array([integrate.quad(density, 0, np.inf, args=(i,))[0] for i in range(u.size)])
-    return probs / probs.sum()
 
 
 class _Selection(Mechanism):
@@ -95,6 +82,9 @@ class _Selection(Mechanism):
 
     def _repr_extra(self) -> dict[str, Any]:
         return {"monotone": self.monotone, "noise": self.noise}
+
+    def law(self) -> Law:
+        return SelectionLaw(self.noise, self.scale)  # type: ignore[arg-type]
 
     def probabilities(self, utilities: Any) -> NDArray[np.float64]:
         raise NotImplementedError  # pragma: no cover
@@ -155,7 +145,10 @@ class _Selection(Mechanism):
         if not arrs:
             return []
         self._charge(target, caller, step, claim)
-        return [int(np.asarray(pick)) for pick in self._sample_many(arrs)]
+        picks = recorder.release_many(
+            self.law(), arrs, lambda: self._sample_many(arrs), label=self._label(caller, step)
+        )
+        return [int(np.asarray(pick)) for pick in picks]
 
     def _utilities(self, utilities: Any, *, disjoint_rows: bool) -> NDArray[np.float64]:
         owner = type(self).__name__
@@ -290,38 +283,6 @@ class ReportNoisyMax(_Selection):
         if self.noise == "discrete_laplace":
             return discrete_noisy_max_probabilities(utilities, self.scale)
         return permute_and_flip_probabilities(utilities, self.scale)
-
-
-def discrete_noisy_max_probabilities(utilities: Any, scale: float) -> NDArray[np.float64]:
-    """Exact P(first argmax of u + Z = i) for i.i.d. discrete Laplace(scale) noise Z.
-
-    Sums over the winner's noise z (the support is cut where the pmf is below
-    1e-18): candidate j < i must stay strictly below u_i + z, j > i at or below.
-    """
-    u = np.asarray(utilities, dtype=float).ravel()
-    q = math.exp(-1.0 / scale)
-    reach = math.ceil(scale * 42 + (u.max() - u.min())) + 2
-    z = np.arange(-reach, reach + 1)
-    pmf = (1 - q) / (1 + q) * q ** np.abs(z)
-
-    def cdf(x: NDArray[np.float64]) -> NDArray[np.float64]:  # P(Z <= x), x real
-        k = np.floor(x)
-        neg = q ** (-k) / (1 + q)  # k < 0
-        pos = 1 - q ** (k + 1) / (1 + q)  # k >= 0
-        return np.where(k < 0, neg, pos)
-
-    probs = np.empty(u.size)
-    for i in range(u.size):
-        level = u[i] + z  # the winner's noisy value
-        p = pmf.copy()
-        for j in range(u.size):
-            if j == i:
-                continue
-            gap = level - u[j]
-            # j < i: Z_j < gap (strict), i.e. Z_j <= ceil(gap) - 1; j > i: Z_j <= gap
-            p = p * (cdf(np.ceil(gap) - 1) if j < i else cdf(gap))
-        probs[i] = p.sum()
-    return probs / probs.sum()
 
 
 def make_exponential(

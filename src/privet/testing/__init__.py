@@ -4,6 +4,7 @@
 """
 
 from privet.testing.assertions import assert_dp
+from privet.testing.dpcheck import DPCheck, check_dp
 from privet.testing.strategies import (
     InvalidStrategyArgument,
     canaries,
@@ -14,9 +15,11 @@ from privet.testing.strategies import (
 )
 
 __all__ = [
+    "DPCheck",
     "InvalidStrategyArgument",
     "assert_dp",
     "canaries",
+    "check_dp",
     "datasets",
     "entries",
     "neighbouring_pairs",

@@ -66,7 +66,10 @@ def _paths(ledger: Ledger) -> dict[str, float]:
 
 @pytest.mark.parametrize("budget_saving", [False, True])
 @pytest.mark.parametrize("eps", [0.5, 3.0])
-def test_every_ledger_path_spends_at_most_epsilon(budget_saving: bool, eps: float) -> None:
+@pytest.mark.parametrize("categorical", ["onehot", "ordinal"])
+def test_every_ledger_path_spends_at_most_epsilon(
+    budget_saving: bool, eps: float, categorical: str
+) -> None:
     X, y = _data()
     led = Ledger(budget=eps)
     clf = FederatedDPTreeClassifier(
@@ -74,6 +77,7 @@ def test_every_ledger_path_spends_at_most_epsilon(budget_saving: bool, eps: floa
         max_depth=4,
         schema=SCHEMA,
         budget_saving=budget_saving,
+        categorical=categorical,
         ledger=led,
         random_state=0,
     ).fit(X, y)
@@ -222,6 +226,24 @@ def test_learns_at_high_epsilon_and_follows_the_estimator_api() -> None:
     assert "a <" in clf.export_text() or "c=w" in clf.export_text()
 
 
+def test_ordinal_categories_are_one_feature_with_a_bin_per_category() -> None:
+    """categorical="ordinal": p = 3 tree features (a, b, c) instead of 5; c's bins are its
+    category codes; the tree learns the rule through c's split and names the categories."""
+    X, y = _data(3000, seed=1)
+    Xt, yt = _data(1000, seed=2)
+    clf = FederatedDPTreeClassifier(
+        epsilon=50.0, max_depth=4, schema=SCHEMA, categorical="ordinal", random_state=0
+    ).fit(X, y)
+    fm = clf.feature_map_
+    assert fm.names == ("a", "b", "c") and fm.n_bins.tolist() == [10, 10, 3]
+    assert clf._binned(Xt)[:, 2].tolist() == Xt["c"].map({"u": 0, "v": 1, "w": 2}).tolist()
+    assert (clf.predict(Xt) == yt).mean() > 0.9
+    text = clf.export_text()
+    assert "c in {u, v}" in text and "c in {w}" in text
+    with pytest.raises(InvalidParameterError, match="categorical"):
+        FederatedDPTreeClassifier(schema=SCHEMA, categorical="dummy").fit(X, y)
+
+
 def test_default_noise_is_integer_and_proven_for_what_is_sampled() -> None:
     """noise="discrete": counts are released as integers, Alg. 6's bounds on the 1/16 grid
     the owners round them to, and every charge is the discrete gamma DLPA's proven
@@ -289,3 +311,26 @@ def test_rows_are_dealt_to_owners_in_secret() -> None:
     # a secret deal puts k ~ Hypergeometric(400, 200, 200) ones with owner 0 (sd 5): the
     # bound is k (200 - k) / 100 = 100 - (k - 100)^2 / 100 > 50 unless |k - 100| > 70 (14 sd)
     assert bound > 50
+
+
+@pytest.mark.parametrize("categorical", ["onehot", "ordinal"])
+@pytest.mark.parametrize("budget_saving", [True, False])
+def test_plan_is_at_most_epsilon_on_each_relation_it_accepts(categorical, budget_saving) -> None:
+    """Issue 31: on add/remove (the paper's relation, Lemmas 3.1-3.2) the ledger proves the
+    plan within epsilon and a fit on a budget of exactly epsilon succeeds; a replace-one
+    ledger, which the analysis does not cover, is refused before anything is charged."""
+    X, y = _data(400)
+    eps = 0.8
+    kw = dict(
+        epsilon=eps, max_depth=3, schema=SCHEMA, categorical=categorical,
+        budget_saving=budget_saving,
+    )  # fmt: skip
+    led = Ledger(budget=Guarantee(eps), relation="add_remove")
+    clf = FederatedDPTreeClassifier(**kw, ledger=led)
+    assert led.plan_cost(clf.privacy_plan()).epsilon == pytest.approx(eps)
+    clf.fit(X, y)
+    assert 0 < led.spent().epsilon <= eps * (1 + 1e-9)
+    rep = Ledger(budget=Guarantee(eps), relation="replace_one")
+    with pytest.raises(InvalidParameterError, match="add/remove"):
+        FederatedDPTreeClassifier(**kw, ledger=rep).fit(X, y)
+    _assert_nothing_charged(rep, eps)

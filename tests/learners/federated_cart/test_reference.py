@@ -127,3 +127,82 @@ def test_summed_polya_shares_are_discrete_laplace_integers() -> None:
     observed = [np.sum(draws < -8), *(np.sum(draws == k) for k in ks), np.sum(draws > 8)]
     expected = n * np.array([tail, *pmf, tail])
     assert stats.chisquare(observed, expected).pvalue > 1e-4
+
+
+def test_aggregate_noise_is_the_discrete_laplace_of_the_summed_shares() -> None:
+    """``aggregate=True`` (simulations) draws the sum of the K shares directly: integers
+    with the discrete Laplace(b) pmf; chi-square at alpha = 1e-5 as above."""
+    ops = ReferenceOps(5, aggregate=True)
+    b, n = 3.0, 20_000
+    draws = ops.noisy_sum("t", np.full((5, n), 2.0), b) - 10.0  # the local values add up
+    assert np.array_equal(draws, np.round(draws))
+    a = math.exp(-1.0 / b)
+    ks = np.arange(-8, 9)
+    pmf = (1 - a) / (1 + a) * a ** np.abs(ks)
+    tail = (1.0 - pmf.sum()) / 2
+    observed = [np.sum(draws < -8), *(np.sum(draws == k) for k in ks), np.sum(draws > 8)]
+    assert stats.chisquare(observed, n * np.array([tail, *pmf, tail])).pvalue > 1e-5
+
+
+def test_aggregate_float_noise_is_laplace() -> None:
+    """The paper's float shares sum to Laplace(b): KS at alpha = 1e-5."""
+    ops = ReferenceOps(5, discrete=False, aggregate=True)
+    draws = ops.noisy_sum("t", np.zeros((5, 4000)), 2.0)
+    assert stats.kstest(draws, stats.laplace(scale=2.0).cdf).pvalue > 1e-5
+
+
+@pytest.mark.parametrize("discrete", [True, False])
+def test_prefetched_histograms_build_the_same_tree(
+    monkeypatch: pytest.MonkeyPatch, discrete: bool
+) -> None:
+    """Alg. 6 with every feature's histogram in one request (``prefetch=True``) follows
+    the sequential flow exactly: same tree and leaf values under the same testing noise
+    (which is keyed per feature)."""
+    from privet.learners.federated_cart.grower import CartParams, PartyRows, grow
+
+    monkeypatch.setenv("PRIVET_TESTING_NOISE", "fixed-noise-breaks-privacy")
+    rng = np.random.default_rng(4)
+    p, K = 12, 4
+    Z = rng.integers(0, 6, size=(400, p))
+    y = ((Z[:, 0] + Z[:, 3] + rng.integers(0, 3, 400)) > 6).astype(np.int64)
+    parts = np.array_split(np.arange(400), K)
+    data = PartyRows([Z[g] for g in parts], [y[g] for g in parts])
+    sizes = []
+    for eps in (0.3, 3.0, 30.0):
+        params = CartParams(
+            parties=K,
+            n_classes=2,
+            n_bins=(6,) * p,
+            epsilon=eps,
+            max_depth=6,
+            min_samples_leaf=5,
+            leaf_prop=0.3,
+            budget_saving=True,
+            bounds_prop=0.25,
+            noise="discrete" if discrete else "paper",
+        )
+        seq = grow(params, data, ReferenceOps(K, testing_seed=9, discrete=discrete))
+        pre = grow(params, data, ReferenceOps(K, testing_seed=9, discrete=discrete), prefetch=True)
+        assert seq.signature() == pre.signature()
+        assert np.array_equal(np.vstack(seq.value), np.vstack(pre.value))
+        sizes.append(seq.n_nodes)
+    assert max(sizes) > 7  # the trees compared are not trivial
+
+
+def test_prefetch_is_refused_when_charging() -> None:
+    from privet.learners.federated_cart.grower import CartParams, PartyRows, grow
+
+    params = CartParams(
+        parties=2,
+        n_classes=2,
+        n_bins=(2,),
+        epsilon=1.0,
+        max_depth=1,
+        min_samples_leaf=1,
+        leaf_prop=0.5,
+        budget_saving=True,
+        bounds_prop=0.25,
+    )
+    data = PartyRows([np.zeros((3, 1), dtype=np.int64)] * 2, [np.zeros(3, dtype=np.int64)] * 2)
+    with pytest.raises(ValueError, match="uncharged simulations"):
+        grow(params, data, ReferenceOps(2), object(), prefetch=True)

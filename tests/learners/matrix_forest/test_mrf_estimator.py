@@ -185,3 +185,22 @@ def test_replace_one_ledger_doubles_the_sensitivity_not_the_cost(mode) -> None:
     assert math.isclose(led.spent().epsilon, 1.0, rel_tol=1e-9)
     sens = [c.sensitivity for c in led.charges if c.mechanism == "matrix"]
     assert sens and all(s >= 2.0 for s in sens)  # ||A||_1 >= 1, doubled
+
+
+@pytest.mark.parametrize("relation", ["replace_one", "add_remove"])
+@pytest.mark.parametrize(("mode", "strategy", "q"), MODES)
+def test_plan_is_at_most_epsilon_and_fits_a_budget_of_epsilon(mode, strategy, q, relation) -> None:
+    """Issue 31: the ledger proves the fit's plan within epsilon on both relations, and a
+    fit on a ledger whose budget is that epsilon is not refused (the disjoint modes' tree
+    partition is stable: a record's tree is a coin, not a function of its values)."""
+    X, y = toy()
+    eps = 0.7
+    led = Ledger(budget=Guarantee(eps), relation=relation)
+    m = model(mode=mode, strategy=strategy, n_ensembles=q, epsilon=eps, ledger=led)
+    assert led.plan_cost(m.privacy_plan()).epsilon <= eps * (1 + 1e-9)
+    m.fit(X, y)
+    assert led.spent().epsilon <= eps * (1 + 1e-9)
+    assert m.calibrated_epsilon_ == pytest.approx(eps)  # no step had to be scaled down
+    assert m.epsilon == eps
+    if mode == "disjoint_training":
+        assert led.spent().epsilon == pytest.approx(eps)

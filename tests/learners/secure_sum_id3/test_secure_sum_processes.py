@@ -216,3 +216,32 @@ def test_verify_malicious_with_dp_noise_and_a_stopped_run_charged_in_full(small)
                 est.fit(X, y)
             assert info.value.accused == (0,)
         assert led.spent().epsilon == pytest.approx(spent)
+
+
+def test_replace_one_budget_of_epsilon_over_processes_and_a_stopped_run(small):
+    """Issue 31: on a replace-one ledger whose budget is epsilon the party processes run
+    (the plan charged node by node used to cost 5/3 there); the replay charges one
+    histogram per level, and a run the parties stop is charged in full: epsilon."""
+    schema, X, y = small
+    for tamper in (None, {"party": 0, "round": 1, "kind": "result"}):
+        led = Ledger(budget=Guarantee(1.0), relation="replace_one")
+        est = SecureSumID3Classifier(
+            schema=schema,
+            epsilon=1.0,
+            max_depth=2,
+            backend="shamir",
+            verify="malicious",
+            ledger=led,
+        )
+        est._testing_tamper = tamper
+        if tamper is None:
+            est.fit(X, y)
+            assert 0 < est.privacy_spent_.epsilon <= 1.0 + 1e-9
+        else:
+            with pytest.raises(SummationIntegrityError):
+                est.fit(X, y)
+            assert led.spent().epsilon == pytest.approx(1.0)
+        assert est.calibrated_epsilon_ == 1.0
+        steps = [c.step for c in led.charges if c.step.startswith("node counts")]
+        assert len(steps) == len(set(steps))  # one charge per level, not per node
+        assert led.spent().epsilon <= 1.0 + 1e-9

@@ -32,7 +32,6 @@ from privet.audits.learners.registry import (
     LearnerBuilder,
     LearnerName,
     LearnerSpec,
-    ProtocolObliviousID3,
     available_learners,
     get_learner,
     learner_class,
@@ -46,6 +45,7 @@ from privet.audits.learners.trials import (
     learner_dp_test,
     learner_one_run,
 )
+from privet.learners.oblivious_id3.audit import ProtocolObliviousID3
 
 __all__ = [
     "CLASS_CONFIGURATIONS",

@@ -70,6 +70,9 @@ class LearnerPair:
         The public schema of the records.
     max_depth : int or None
         The depth the pair is designed for (None: any).
+    fit_params0, fit_params1 : dict
+        Extra keyword arguments of ``fit`` on ``D`` and ``D'`` (e.g. the data
+        owner of each row, so that both sides deal the rows alike).
     """
 
     kind: str
@@ -81,6 +84,8 @@ class LearnerPair:
     probes: pd.DataFrame = field(repr=False)
     schema: Any = field(repr=False)
     max_depth: int | None = None
+    fit_params0: dict[str, Any] = field(default_factory=dict, repr=False)
+    fit_params1: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @property
     def n_records(self) -> tuple[int, int]:

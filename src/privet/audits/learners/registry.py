@@ -1,10 +1,12 @@
-"""Which learners the audits can train, and the names they answer to.
+"""Which learners the audits can train, and the names they answer to: found, not listed.
 
-Every learner is looked up by its class name in :data:`privet.learners.__all__`
-(``MPCID3Classifier``, not exported there, in :mod:`privet.learners.mpc_id3`)
-and built by one picklable :class:`LearnerBuilder`; nothing here imports a
-learner's module by hand, so a new system that registers itself in
-:mod:`privet.learners` is auditable by its class name at once.
+Every learner package of :mod:`privet.learners` declares, in its own ``audit``
+module, the configurations it can be audited in (``AUDIT_CONFIGURATIONS``: a
+name, the estimator class, its short name, fixed options, a title; see
+``privet/learners/dp_id3/audit.py``) and, where the generic pairs do not fit,
+its worst-case neighbouring pair. This module collects the declarations of
+every package it finds; a new learner package is auditable as soon as it ships
+its ``audit`` module, and nothing here grows with it.
 
 Names
 -----
@@ -16,24 +18,13 @@ Names
   ``"oblivious_id3_exact_local"`` (a class with fixed options: the sound split,
   the protocol path, Poisson subsampling...).
 
-A class name and its short name give the configuration of
-:data:`CLASS_CONFIGURATIONS`: the class with its own defaults, except that
-forests audit five trees. ``ObliviousID3Classifier`` and ``obliviousid3`` are
-therefore the sound ``split="exponential"`` (the class's default, configuration
-``oblivious_id3``); the paper-faithful ``split="exact"`` is the configuration
-``oblivious_id3_exact``.
+A class name and its short name give the configuration that declares the
+short name (:data:`CLASS_CONFIGURATIONS`): ``ObliviousID3Classifier`` and
+``obliviousid3`` are the sound ``split="exponential"``; the paper-faithful
+``split="exact"`` is the configuration ``oblivious_id3_exact``.
 
-==========================  ================  ==============================
-class                       short name        configuration
-==========================  ================  ==============================
-``ID3Classifier``           ``id3``           ``id3``
-``DPID3Classifier``         ``dpid3``         ``dp_id3``
-``PartialMPCID3Classifier`` ``partialmpcid3`` ``partial_mpc_id3``
-``ObliviousID3Classifier``  ``obliviousid3``  ``oblivious_id3``
-``DPRandomForestClassifier`` ``dpforest``     ``dp_forest``
-``DPExtraTreesClassifier``  ``dpextratrees``  ``dp_extra_trees``
-``MPCID3Classifier``        ``mpcid3``        ``mpc_id3``
-==========================  ================  ==============================
+Your own estimator: ``LearnerSpec(name=..., title=..., build=..., pair=...)``
+with a picklable builder and, optionally, its worst-case pair.
 """
 
 from __future__ import annotations
@@ -41,12 +32,10 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import inspect
+import pkgutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
-
-import numpy as np
-from numpy.typing import NDArray
 
 from privet.errors import InvalidParameterError
 
@@ -59,7 +48,6 @@ __all__ = [
     "LearnerSpec",
     "Output",
     "Progress",
-    "ProtocolObliviousID3",
     "available_learners",
     "get_learner",
     "learner_class",
@@ -67,45 +55,10 @@ __all__ = [
     "resolve_learner",
 ]
 
-SHORT_NAMES: dict[str, str] = {
-    "ID3Classifier": "id3",
-    "DPID3Classifier": "dpid3",
-    "PartialMPCID3Classifier": "partialmpcid3",
-    "ObliviousID3Classifier": "obliviousid3",
-    "DPRandomForestClassifier": "dpforest",
-    "DPExtraTreesClassifier": "dpextratrees",
-    "MPCID3Classifier": "mpcid3",
-    "DPGradientBoostingClassifier": "dpgbt",
-    "SecureSumID3Classifier": "securesumid3",
-    "MatrixRandomForestClassifier": "matrixforest",
-    "LDPBoostingClassifier": "ldpboosting",
-    "FederatedDPTreeClassifier": "federatedcart",
-}
-"""One short name per learner class (``privet audit ... --learner dpid3``)."""
-
-CLASS_CONFIGURATIONS: dict[str, str] = {
-    "ID3Classifier": "id3",
-    "DPID3Classifier": "dp_id3",
-    "PartialMPCID3Classifier": "partial_mpc_id3",
-    "ObliviousID3Classifier": "oblivious_id3",
-    "DPRandomForestClassifier": "dp_forest",
-    "DPExtraTreesClassifier": "dp_extra_trees",
-    "MPCID3Classifier": "mpc_id3",
-    "DPGradientBoostingClassifier": "dp_gbt",
-    "SecureSumID3Classifier": "secure_sum_id3",
-    "MatrixRandomForestClassifier": "matrix_forest",
-    "LDPBoostingClassifier": "ldp_boosting",
-    "FederatedDPTreeClassifier": "federated_cart",
-}
-"""The configuration of :data:`LEARNERS` that a class name (or its short name) stands for."""
-
 Output = Literal["labels", "proba"]
 """What one trial of a learner test releases: predicted labels or probability vectors."""
 Progress = Callable[[int, int], None]
 """``progress(done, total)``: called after each batch of trainings."""
-
-# Learners that privet.learners does not export (module to import them from).
-_NOT_EXPORTED = {"MPCID3Classifier": "privet.learners.mpc_id3"}
 
 
 def _unbounded_ledger(relation: str = "add_remove") -> Any:
@@ -116,15 +69,16 @@ def _unbounded_ledger(relation: str = "add_remove") -> Any:
     )
 
 
-def learner_class(name: str) -> type:
-    """The estimator class ``name``, looked up in :data:`privet.learners.__all__`."""
-    if name == "ProtocolObliviousID3":
-        return ProtocolObliviousID3
+def learner_class(name: str | type) -> type:
+    """The estimator class ``name``: a class, or a class name a learner package declares."""
+    if isinstance(name, type):
+        return name
+    for conf in _declarations():
+        if conf["class"].__name__ == name:
+            return conf["class"]  # type: ignore[no-any-return]
     learners = importlib.import_module("privet.learners")
     if name in getattr(learners, "__all__", ()):
         return getattr(learners, name)  # type: ignore[no-any-return]
-    if name in _NOT_EXPORTED:
-        return getattr(importlib.import_module(_NOT_EXPORTED[name]), name)  # type: ignore[no-any-return]
     raise InvalidParameterError(
         f"privet.learners has no learner class {name!r}; its learners are "
         f"{', '.join(n for n in learners.__all__ if n.endswith('Classifier'))}."
@@ -148,7 +102,7 @@ class LearnerBuilder:
     learner has no ``epsilon`` or ``ledger``).
     """
 
-    cls: str
+    cls: str | type
     options: tuple[tuple[str, Any], ...] = ()
 
     def __call__(
@@ -172,70 +126,6 @@ class LearnerBuilder:
         return klass(**{k: v for k, v in given.items() if _accepts(klass, k)})
 
 
-class ProtocolObliviousID3:
-    """ODP+FMPC-ID3 trained and queried through the MPyC protocol (seed 000, Alg. 1 and 4).
-
-    A thin estimator over ``ObliviousID3Classifier(backend=...)``: the secret
-    tree is trained by ``parties`` party processes (``backend="mpc"``) or
-    MPyC's one-party runtime (``backend="local"``), and each prediction runs
-    the oblivious prediction protocol, which reveals only the labels. Budgets,
-    plan and charges are those of :class:`~privet.learners.ObliviousID3Classifier`
-    (the charges replayed from the run), so the ledger proves what it proves
-    for the reference path.
-    """
-
-    def __init__(
-        self,
-        *,
-        epsilon: float = 1.0,
-        max_depth: int = 1,
-        split: str = "exact",
-        schema: Any = None,
-        ledger: Any = None,
-        backend: str = "mpc",
-        parties: int = 3,
-        random_state: Any = None,
-    ) -> None:
-        self.epsilon = epsilon
-        self.max_depth = max_depth
-        self.split = split
-        self.schema = schema
-        self.ledger = ledger
-        self.backend = backend
-        self.parties = parties
-        self.random_state = random_state
-
-    def _learner(self) -> Any:
-        return learner_class("ObliviousID3Classifier")(
-            epsilon=self.epsilon,
-            max_depth=self.max_depth,
-            split=self.split,
-            schema=self.schema,
-            ledger=self.ledger if self.ledger is not None else _unbounded_ledger(),
-            backend=self.backend,
-            parties=1 if self.backend == "local" else int(self.parties),
-            random_state=self.random_state,
-        )
-
-    def fit(self, X: Any, y: Any) -> ProtocolObliviousID3:
-        """Train through the learner's own protocol path (plan, reservation, replayed charges)."""
-        learner = self._learner().fit(X, y)
-        for name in ("model_", "schema_", "classes_", "ledger_", "privacy_spent_"):
-            setattr(self, name, getattr(learner, name))
-        self.privacy_claim_ = learner.privacy_claim_
-        self._learner_ = learner
-        return self
-
-    def predict(self, X: Any) -> NDArray[Any]:
-        """Labels by the oblivious prediction protocol (Alg. 4)."""
-        return np.asarray(self._learner_.predict(X))
-
-    def predict_proba(self, X: Any) -> NDArray[np.float64]:
-        """One-hot probabilities: the protocol reveals only the label."""
-        labels = self.predict(X)
-        return (labels[:, None] == self.classes_[None, :]).astype(float)
-
-
 @dataclass(frozen=True, slots=True, kw_only=True)
 class LearnerSpec:
     """How to build one learner for an audit.
@@ -256,6 +146,13 @@ class LearnerSpec:
         Whether one training takes seconds (protocol runs): audit with few trials.
     note : str
         What the audit is expected to show.
+    relation : {"add_remove", "replace_one"}
+        The neighbouring relation of the learner's ledger.
+    pair : callable, optional
+        ``pair(schema) -> LearnerPair`` (or the keyword arguments of
+        :func:`~privet.audits.learners.worst_case.pair_from_codes`): the
+        learner's worst-case neighbouring pair for the white-box audit. By
+        default the learner's own declaration, else one derived from its plan.
     """
 
     name: str
@@ -265,6 +162,7 @@ class LearnerSpec:
     slow: bool = False
     note: str = ""
     relation: str = "add_remove"
+    pair: Callable[[Any], Any] | None = field(default=None, repr=False)
 
     def make(
         self,
@@ -290,158 +188,55 @@ class LearnerSpec:
         return self.build(**kwargs)
 
 
-def _spec(name: str, title: str, cls: str, note: str, **kw: Any) -> LearnerSpec:
-    options = tuple(kw.pop("options", {}).items())
-    return LearnerSpec(name=name, title=title, build=LearnerBuilder(cls, options), note=note, **kw)
+def _declarations() -> list[dict[str, Any]]:
+    """``AUDIT_CONFIGURATIONS`` of every ``privet.learners.<package>.audit`` module, in order."""
+    learners = importlib.import_module("privet.learners")
+    found: list[dict[str, Any]] = []
+    for info in sorted(pkgutil.iter_modules(learners.__path__), key=lambda m: m.name):
+        if not info.ispkg or info.name.startswith("_"):
+            continue
+        name = f"privet.learners.{info.name}.audit"
+        if importlib.util.find_spec(name) is None:
+            continue
+        module = importlib.import_module(name)
+        found += [dict(c) for c in getattr(module, "AUDIT_CONFIGURATIONS", ())]
+    return sorted(found, key=lambda c: c.get("order", 1000))
 
 
-def _protocol_available() -> bool:
-    try:
-        return importlib.util.find_spec("mpyc") is not None
-    except (ImportError, ValueError):  # pragma: no cover
-        return False
+def _spec_of(conf: dict[str, Any]) -> LearnerSpec:
+    return LearnerSpec(
+        name=conf["name"],
+        title=conf["title"],
+        build=LearnerBuilder(conf["class"].__name__, tuple(conf.get("options", {}).items())),
+        path=conf.get("path", "reference"),
+        slow=bool(conf.get("slow", False)),
+        note=conf.get("note", ""),
+        relation=conf.get("relation", "add_remove"),
+    )
 
 
-def _registry() -> dict[str, LearnerSpec]:
-    five = {"n_estimators": 5}
-    specs = [
-        _spec(
-            "id3",
-            "ID3Classifier (non-private baseline)",
-            "ID3Classifier",
-            "no claim, no ledger: exact splits and counts, any bound is possible",
-        ),
-        _spec(
-            "dp_id3",
-            "DPID3Classifier (seed 000, Alg. 6)",
-            "DPID3Classifier",
-            "EM splits and Laplace leaves: claimed = proven",
-        ),
-        _spec(
-            "partial_mpc_id3",
-            "PartialMPCID3Classifier (CDP+PMPC-ID3, reference path)",
-            "PartialMPCID3Classifier",
-            "revealed EM splits, DP leaves: claimed = proven",
-        ),
-        _spec(
-            "oblivious_id3_exact",
-            "ObliviousID3Classifier(split='exact') (paper-faithful ODP+FMPC-ID3)",
-            "ObliviousID3Classifier",
-            "claims epsilon-DP; the hidden exact split is not private (proven: inf)",
-            options={"split": "exact"},
-        ),
-        _spec(
-            "oblivious_id3",
-            "ObliviousID3Classifier(split='exponential') (sound variant)",
-            "ObliviousID3Classifier",
-            "hidden EM splits, proven epsilon-DP",
-            options={"split": "exponential"},
-        ),
-        _spec(
-            "dp_forest",
-            "DPRandomForestClassifier(5 trees, disjoint subsets)",
-            "DPRandomForestClassifier",
-            "parallel composition over disjoint subsets: claimed = proven",
-            options=five,
-        ),
-        _spec(
-            "dp_forest_poisson",
-            "DPRandomForestClassifier(5 trees, Poisson subsamples)",
-            "DPRandomForestClassifier",
-            "claims k g epsilon (linearised amplification); proves the exact bound",
-            options={**five, "sampling": "poisson"},
-        ),
-        _spec(
-            "dp_extra_trees",
-            "DPExtraTreesClassifier(5 trees, disjoint subsets)",
-            "DPExtraTreesClassifier",
-            "random splits, DP leaves: claimed = proven",
-            options=five,
-        ),
-        _spec(
-            "dp_gbt",
-            "DPGradientBoostingClassifier (privet's DP boosted trees)",
-            "DPGradientBoostingClassifier",
-            "random splits, Gaussian Newton leaves in zCDP: proven (epsilon, delta)",
-        ),
-        _spec(
-            "secure_sum_id3",
-            "SecureSumID3Classifier(epsilon=...) (seed 001, sound DP variant)",
-            "SecureSumID3Classifier",
-            "distributed discrete Laplace on every summed count: proven epsilon",
-        ),
-        _spec(
-            "matrix_forest",
-            "MatrixRandomForestClassifier(16 trees, batch training) (seed 002)",
-            "MatrixRandomForestClassifier",
-            "matrix mechanism on the leaf counts: claimed = proven",
-            options={"n_trees": 16},
-        ),
-        _spec(
-            "ldp_boosting",
-            "LDPBoostingClassifier(strict=True) (seed 004, local DP)",
-            "LDPBoostingClassifier",
-            "each owner perturbs once: epsilon-LDP under replace-one",
-            relation="replace_one",
-        ),
-        _spec(
-            "federated_cart",
-            "FederatedDPTreeClassifier (seed 003, reference path)",
-            "FederatedDPTreeClassifier",
-            "Laplace histograms per node, budget-saving splits: proven epsilon per path",
-        ),
-    ]
-    if _protocol_available():
-        specs += [
-            _spec(
-                "mpc_id3",
-                "MPCID3Classifier (MPC-ID3 baseline, 3 parties over TCP)",
-                "MPCID3Classifier",
-                "non-private: the opened tree is exact",
-                options={"backend": "mpc"},
-                path="mpc",
-                slow=True,
-            ),
-            _spec(
-                "oblivious_id3_exact_mpc",
-                "ODP+FMPC-ID3 split='exact' through the MPyC protocol (3 parties)",
-                "ProtocolObliviousID3",
-                "the paper's protocol itself: secret shares do not make the split private",
-                options={"split": "exact"},
-                path="mpc",
-                slow=True,
-            ),
-            _spec(
-                "oblivious_id3_exact_local",
-                "ODP+FMPC-ID3 split='exact' through the protocol (MPyC, one party)",
-                "ProtocolObliviousID3",
-                "the protocol code in MPyC's one-party runtime (fast)",
-                options={"split": "exact", "backend": "local"},
-                path="mpc",
-            ),
-            _spec(
-                "oblivious_id3_mpc",
-                "ODP+FMPC-ID3 split='exponential' through the MPyC protocol (3 parties)",
-                "ProtocolObliviousID3",
-                "the sound protocol",
-                options={"split": "exponential"},
-                path="mpc",
-                slow=True,
-            ),
-        ]
-    return {s.name: s for s in specs if _class_available(s)}
+_DECLARED = _declarations()
+
+LEARNERS: dict[str, LearnerSpec] = {c["name"]: _spec_of(c) for c in _DECLARED}
+"""Every learner configuration privet can audit, by name (declared by the learner packages)."""
+
+SHORT_NAMES: dict[str, str] = {
+    c["class"].__name__: c["short_name"] for c in _DECLARED if "short_name" in c
+}
+"""One short name per learner class (``privet audit ... --learner dpid3``)."""
+
+CLASS_CONFIGURATIONS: dict[str, str] = {
+    c["class"].__name__: c["name"] for c in _DECLARED if "short_name" in c
+}
+"""The configuration of :data:`LEARNERS` that a class name (or its short name) stands for."""
 
 
-def _class_available(spec: LearnerSpec) -> bool:
-    try:
-        learner_class(spec.build.cls)  # type: ignore[attr-defined]
-    except (InvalidParameterError, ImportError, AttributeError):
-        return False
-    return True
+def __getattr__(name: str) -> Any:
+    if name == "ProtocolObliviousID3":  # declared with the oblivious tree since issue 32
+        from privet.learners.oblivious_id3.audit import ProtocolObliviousID3
 
-
-LEARNERS: dict[str, LearnerSpec] = _registry()
-"""Every learner configuration privet can audit, by name (those whose classes exist)."""
+        return ProtocolObliviousID3
+    raise AttributeError(name)
 
 
 class LearnerName(NamedTuple):

@@ -28,11 +28,16 @@ from numpy.typing import NDArray
 
 from privet.audits.bounds import check_confidence, check_real
 from privet.audits.cluster import resolve_backend
-from privet.audits.dptest import DPTestResult, estimate_epsilon_lower_bound
-from privet.audits.estimate import check_epsilon, check_positive_int, check_split
+from privet.audits.estimate import (
+    check_epsilon,
+    check_positive_int,
+    check_split,
+    estimate_epsilon_lower_bound,
+)
 from privet.audits.learners.pairs import LearnerPair, frame_from_codes, xy_schema
 from privet.audits.learners.registry import LearnerSpec, Output, Progress, resolve_learner
 from privet.audits.one_run import OneRunAuditResult, one_run_audit
+from privet.audits.result import DPTestResult
 from privet.audits.sampling import batches, check_seed, parallel, task_seeds
 from privet.errors import InvalidParameterError
 

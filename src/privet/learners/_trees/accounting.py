@@ -11,7 +11,6 @@ ODP+FMPC-ID3 and the forests built from them.
 from __future__ import annotations
 
 import functools
-import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -40,6 +39,7 @@ from privet.mechanisms import (
     make_exponential,
     make_noisy_histogram,
     make_report_noisy_max,
+    recorder,
 )
 from privet.mechanisms.bitwise_geometric import discrete_laplace_delta, noisy_max_delta
 
@@ -281,5 +281,7 @@ def secure_rng() -> np.random.Generator:
     counts. Never seeded from ``random_state``: an adversary who knows the
     seed would know the sample. PCG64DXSM is a statistical generator, not a
     cryptographic one (the same choice as the numpy samplers of privet).
+    Drawn through :func:`privet.mechanisms.recorder.privacy_rng`, so that a
+    white-box audit sees the same coins when it replays a fit.
     """
-    return np.random.Generator(np.random.PCG64DXSM(secrets.randbits(256)))
+    return recorder.privacy_rng()

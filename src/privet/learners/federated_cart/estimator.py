@@ -20,7 +20,7 @@ from privet.learners._base import (
     require_fitted,
 )
 from privet.learners._params import Interval, StrOptions
-from privet.learners.federated_cart.binning import FeatureMap, bin_frame, feature_map
+from privet.learners.federated_cart.binning import CATEGORICAL, FeatureMap, bin_frame, feature_map
 from privet.learners.federated_cart.grower import (
     CLAIM_SOURCE,
     FLOAT_NOISE_REASON,
@@ -34,7 +34,7 @@ from privet.learners.federated_cart.grower import (
 )
 from privet.learners.federated_cart.reference import ReferenceOps, ReplayOps
 from privet.ledger import ADD_REMOVE, Claim, Guarantee, Ledger, NonPrivate, PrivacyPlan
-from privet.mechanisms import DistributedLaplace, check_entry, collusion_guarantee
+from privet.mechanisms import DistributedLaplace, GammaDLPA, check_entry, collusion_guarantee
 from privet.mechanisms.distributed import MAX_PARTIES
 
 
@@ -61,7 +61,13 @@ class FederatedDPTreeClassifier(BaseTreeClassifier):
         A node whose noisy count is at most this on every feature becomes a leaf.
     num_bins : int, default=10
         Equal-width bins over each numeric attribute's public bounds (at most 1,000,000).
-        Categorical attributes are one-hot encoded with 2 bins per category.
+    categorical : {"onehot", "ordinal"}, default="onehot"
+        "onehot": one tree feature with 2 bins per category (privet's first
+        encoding). "ordinal": one tree feature per categorical attribute, one
+        bin per category in the schema's order, splits "first l categories
+        left". Same accounting (one record is in one bin of every feature);
+        fewer features p, so more budget per feature histogram. The paper has
+        numeric features only.
     leaf_prop : float, default=0.5
         Share of ``epsilon`` for the leaves; the rest is split evenly over the
         ``max_depth`` levels of nodes (Alg. 5).
@@ -142,6 +148,7 @@ class FederatedDPTreeClassifier(BaseTreeClassifier):
         "max_depth": [Interval(Integral, 0, None, closed="left")],
         "min_samples_leaf": [Interval(Integral, 0, None, closed="left")],
         "num_bins": [Interval(Integral, 2, MAX_BINS, closed="both")],
+        "categorical": [StrOptions(set(CATEGORICAL))],
         "leaf_prop": [Interval(Real, 0, 1, closed="right")],
         "budget_saving": ["boolean"],
         "bounds_prop": [Interval(Real, 0, 1, closed="neither")],
@@ -161,6 +168,7 @@ class FederatedDPTreeClassifier(BaseTreeClassifier):
         max_depth: int = 5,
         min_samples_leaf: int = 10,
         num_bins: int = 10,
+        categorical: str = "onehot",
         leaf_prop: float = 0.5,
         budget_saving: bool = True,
         bounds_prop: float = 0.25,
@@ -178,6 +186,7 @@ class FederatedDPTreeClassifier(BaseTreeClassifier):
         self.max_depth = max_depth
         self.min_samples_leaf = min_samples_leaf
         self.num_bins = num_bins
+        self.categorical = categorical
         self.leaf_prop = leaf_prop
         self.budget_saving = budget_saving
         self.bounds_prop = bounds_prop
@@ -193,7 +202,7 @@ class FederatedDPTreeClassifier(BaseTreeClassifier):
 
     # ------------------------------------------------------------------ plan
     def _params(self, schema: Schema, parties: int) -> CartParams:
-        fmap = feature_map(schema, int(self.num_bins))
+        fmap = feature_map(schema, int(self.num_bins), self.categorical)
         return CartParams(
             parties=int(parties),
             n_classes=schema.n_classes,
@@ -429,7 +438,7 @@ class FederatedDPTreeClassifier(BaseTreeClassifier):
         schema = self._resolve_schema(X, y)
         parts = self._owner_frames(X, y, owners)
         self.schema_ = schema
-        self.feature_map_ = feature_map(schema, int(self.num_bins))
+        self.feature_map_ = feature_map(schema, int(self.num_bins), self.categorical)
         params = self._params(schema, len(parts))
         self.params_ = params
         self._check_drawable(params)
@@ -531,10 +540,15 @@ class FederatedDPTreeClassifier(BaseTreeClassifier):
                 lines.append(f"{indent}leaf [{counts}]")
                 return
             j, b = t.feature[i], t.border[i]
-            edge = fm.edges[j][b]
-            lines.append(f"{indent}{names[j]} < {edge:g}")
+            if int(fm.category[j]) == -2:  # ordinal categorical: name the categories
+                labels = self.schema_.attributes[int(fm.attribute[j])].labels
+                left = "in {" + ", ".join(map(str, labels[:b])) + "}"
+                right = "in {" + ", ".join(map(str, labels[b:])) + "}"
+            else:
+                left, right = f"< {fm.edges[j][b]:g}", f">= {fm.edges[j][b]:g}"
+            lines.append(f"{indent}{names[j]} {left}")
             walk(t.left[i], indent + "  ")
-            lines.append(f"{indent}{names[j]} >= {edge:g}")
+            lines.append(f"{indent}{names[j]} {right}")
             walk(t.right[i], indent + "  ")
 
         walk(0, "")
@@ -582,11 +596,23 @@ class FederatedDPTreeClassifier(BaseTreeClassifier):
 
 
 def collusion_table(
-    parties: int, *, scale: float = 1.0, delta: float = 1e-6
+    parties: int, *, scale: float = 1.0, delta: float = 1e-6, discrete: bool = False
 ) -> list[dict[str, Any]]:
-    """Per-release guarantee of one gamma DLPA sum (sensitivity/scale = 1) against t colluders."""
+    """Per-release guarantee of one gamma DLPA sum (sensitivity 1) against t colluders.
+
+    ``discrete=False``: the paper's Gamma(1/K) shares (their ideal continuous
+    analysis, :func:`privet.mechanisms.collusion_guarantee`). ``discrete=True``: the
+    default integer Polya shares, whose residual keeps a pure epsilon for every t < K.
+    """
     rows = []
     for t in range(parties):
+        if discrete:
+            eps = GammaDLPA(
+                parties=parties, scale=scale, colluders=t, charge_colluders=t > 0,
+                discrete=True,
+            ).privacy_map(1.0).epsilon  # fmt: skip
+            rows.append({"colluders": t, "pure_epsilon": eps, "epsilon": eps, "delta": 0.0})
+            continue
         g = collusion_guarantee(parties, t, scale=scale, delta=delta)
         rows.append(
             {"colluders": t, "pure_epsilon": g.pure_epsilon, "epsilon": g.epsilon, "delta": g.delta}

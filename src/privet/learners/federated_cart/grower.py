@@ -277,9 +277,21 @@ def grow_steps(
     accounting: Accounting | None = None,
     class_labels: Sequence[str] | None = None,
     feature_names: Sequence[str] | None = None,
+    prefetch: bool = False,
 ) -> Generator[tuple[str, np.ndarray, float], np.ndarray, FederatedTree]:
     """The control flow as a generator: yields ``(key, local, scale)`` sum requests
-    and receives each released sum, so one body serves sync and async callers."""
+    and receives each released sum, so one body serves sync and async callers.
+
+    ``prefetch=True`` (simulations only: refused with a scope, since nothing would
+    be charged per feature): Alg. 6 asks for the noisy histograms of all p
+    features of a node in one request instead of one per feature, and uses them
+    in the order of the bounds exactly as the sequential flow does. The
+    histograms of pruned features are drawn but never used, so every value the
+    tree depends on has the distribution it has in the sequential flow
+    (independent noise per feature); the same tree under the same testing noise.
+    """
+    if prefetch and scope is not None:
+        raise ValueError("prefetch=True is for uncharged simulations: pass scope=None.")
     acc = accounting or Accounting()
     K, C, p = params.parties, params.n_classes, params.n_features
     n_bins = np.asarray(params.n_bins, dtype=np.int64)
@@ -372,10 +384,28 @@ def grow_steps(
         positive = np.zeros(C, dtype=bool)
         class_parts = sc.partition([f"class={c}" for c in classes]) if sc is not None else None
         local_all = hist(rows, np.arange(p))  # local counts of every feature, once
+        if prefetch:  # every feature's noisy histogram in one sum; only the used ones count
+            H_all = yield (f"{path}/hist/*", local_all, 1.0 / per)
+            G_all = split_impurities(H_all, n_bins)
+            n_all = H_all.sum(axis=(0, 2)).tolist()
+            pos_all = (H_all.sum(axis=2) > 0).T  # (p, C)
+            finite = np.isfinite(G_all).any(axis=1).tolist()
+            arg = np.argmin(G_all, axis=1)
+            g_min = G_all[np.arange(p), arg].tolist()
+            arg_l = arg.tolist()
         for j in order:
             j = int(j)
             if removed[j]:
                 saved_out += per
+                continue
+            if prefetch:
+                n_j = n_all[j]
+                big |= n_j > params.min_samples_leaf
+                positive |= pos_all[j]
+                if finite[j] and g_min[j] < best_g:
+                    best_g, best = g_min[j], (j, arg_l[j] + 1)
+                    best_scaled = n_j * best_g
+                    removed |= bounds > best_scaled
                 continue
             if class_parts is not None:
                 for part in class_parts:

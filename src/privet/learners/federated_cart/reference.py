@@ -27,6 +27,7 @@ direct computation gives 1 for any C).
 from __future__ import annotations
 
 import functools
+import math
 import zlib
 from dataclasses import dataclass, field
 
@@ -34,7 +35,7 @@ import numpy as np
 
 from privet.errors import PrivetError
 from privet.learners._protocols.switch import testing_seed
-from privet.mechanisms import GammaDLPA
+from privet.mechanisms import GammaDLPA, recorder
 
 #: Fractional bits of the fixed-point encoding of noisy values in Z_{2^64}.
 FRAC_BITS = 32
@@ -218,40 +219,105 @@ class ReferenceOps:
     discrete : bool, default=True
         Integer Polya shares (the sound default, ``noise="discrete"``); False:
         the paper's float Gamma shares.
+    aggregate : bool, default=False
+        For simulations (the Sec. 4 benchmark): draw the sum of the K shares
+        directly, from one OS-seeded generator per instance, instead of K shares
+        per sum. The released sums have the same distribution (K Polya
+        differences NB(1/K) sum to a difference of geometrics, the discrete
+        Laplace; K Gamma(1/K) differences to a Laplace), at 2 draws per value
+        instead of 2K and without a generator per sum. The estimator keeps the
+        per-party shares.
     """
 
     parties: int
     testing_seed: int | None = None
     discrete: bool = True
+    aggregate: bool = False
     releases: dict[str, np.ndarray] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.testing_seed is not None:
             self.testing_seed = check_testing_noise(self.testing_seed)
         self._pool = _SharePool(int(self.parties))
+        # simulations only: one generator per instance, seeded from OS entropy
+        self._rng = np.random.Generator(np.random.PCG64DXSM()) if self.aggregate else None
 
     @property
     def testing(self) -> bool:
         return self.testing_seed is not None
 
     def noisy_sum(self, key: str, local: np.ndarray, scale: float) -> np.ndarray:
-        """Release ``sum_k local[k] + Laplace(scale)`` (each party adds its share)."""
+        """Release ``sum_k local[k] + Laplace(scale)`` (each party adds its share).
+
+        A key ending in ``/*`` is the prefetched block of per-feature histograms
+        of Alg. 6 (``grow(..., prefetch=True)``, shape ``(K, C, p, B)``): under
+        testing noise each feature ``j`` gets the shares of the key ``.../j``, so
+        the prefetched and the sequential control flows build the same tree.
+        """
         local = np.asarray(local, dtype=float)
         shape = local.shape[1:]
         if self.testing_seed is not None:
-            shares = np.stack(
-                [
-                    testing_share(self.testing_seed, key, k, shape, discrete=self.discrete)
-                    for k in range(self.parties)
-                ]
-            )
-        elif self.discrete:  # a discrete Laplace is not a multiple of a unit one: no pool
-            shares = gamma_shares(self.parties, scale, shape, discrete=True)
+            if key.endswith("/*"):
+                per = (*shape[:-2], 1, shape[-1])
+                shares = np.concatenate(
+                    [
+                        np.stack(
+                            [
+                                testing_share(
+                                    self.testing_seed,
+                                    f"{key[:-1]}{j}",
+                                    k,
+                                    per,
+                                    discrete=self.discrete,
+                                )
+                                for k in range(self.parties)
+                            ]
+                        )
+                        for j in range(shape[-2])
+                    ],
+                    axis=-2,
+                )
+            else:
+                shares = np.stack(
+                    [
+                        testing_share(self.testing_seed, key, k, shape, discrete=self.discrete)
+                        for k in range(self.parties)
+                    ]
+                )
+        elif self.aggregate:  # the sum of the K shares, drawn directly (simulations)
+            assert self._rng is not None
+            if self.discrete:  # NB(1/K) sums to a geometric: discrete Laplace(scale)
+                q = -math.expm1(-1.0 / scale)
+                g = self._rng.geometric(q, size=(2, *shape)) - 1
+                noise = (g[0] - g[1]).astype(float)
+            else:
+                noise = self._rng.laplace(0.0, scale, size=shape)
+            total = np.asarray(local.sum(axis=0) + noise, dtype=float)
+            self.releases[key] = total
+            return total
         else:
-            shares = self._pool.take(scale, shape)
+            total = _recorded_sum(self, key, local, scale)
+            self.releases[key] = total
+            return total
         total = from_ring(ring_sum(to_ring(local + shares)))
         self.releases[key] = total
         return total
+
+
+def _recorded_sum(ops: ReferenceOps, key: str, local: np.ndarray, scale: float) -> np.ndarray:
+    """The noisy sum of ``local`` through the release recorder (:mod:`privet.mechanisms.recorder`):
+    an outsider sees the parties' total plus one (discrete) Laplace(``scale``)."""
+    shape = local.shape[1:]
+
+    def draw() -> np.ndarray:
+        if ops.discrete:  # a discrete Laplace is not a multiple of a unit one: no pool
+            shares = gamma_shares(ops.parties, scale, shape, discrete=True)
+        else:
+            shares = ops._pool.take(scale, shape)
+        return from_ring(ring_sum(to_ring(local + shares)))
+
+    law = _mechanism(int(ops.parties), float(scale), bool(ops.discrete)).law()
+    return recorder.release(law, local, draw, label=f"gamma_dlpa: {key}")  # type: ignore[no-any-return]
 
 
 @dataclass

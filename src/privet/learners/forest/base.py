@@ -33,6 +33,7 @@ from privet.ledger import (
     Scope,
     best_guarantee,
 )
+from privet.mechanisms import recorder
 
 #: Most trees a forest fits: every tree is a training of its own (about 15-40 ms each on
 #: Car and Adult, benchmarks/results/forest_scale.md: 10,000 take about 7 minutes), so
@@ -179,11 +180,10 @@ class _BaseDPForest(BaseTreeClassifier):
         g = self._rate()
         if self._secret_sampling():  # every tree gets all rows; the coins are drawn in MPC
             return [(scope.subsample(g, "poisson"), np.arange(n)) for _ in range(k)]
-        coins = secure_rng()
         out = []
         for _ in range(k):
             sub = scope.subsample(g, "poisson")
-            out.append((sub, np.flatnonzero(coins.random(n) < g)))
+            out.append((sub, np.flatnonzero(recorder.poisson_sample(n, g))))
         return out
 
     def _secret_sampling(self) -> bool:

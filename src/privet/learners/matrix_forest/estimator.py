@@ -11,7 +11,12 @@ import numpy as np
 
 from privet.data import Schema
 from privet.errors import InvalidParameterError
-from privet.learners._base import BaseTreeClassifier, _validate_params, require_fitted
+from privet.learners._base import (
+    BaseTreeClassifier,
+    _validate_params,
+    calibrated_epsilon,
+    require_fitted,
+)
 from privet.learners._params import Interval, StrOptions
 from privet.learners.matrix_forest import matrices as mx
 from privet.learners.matrix_forest.reference import (
@@ -22,7 +27,7 @@ from privet.learners.matrix_forest.reference import (
 )
 from privet.learners.matrix_forest.trees import Ensemble, build_forest, split_trees
 from privet.ledger import Claim, NeighbouringRelation, PrivacyPlan, PureDP
-from privet.mechanisms import make_laplace
+from privet.mechanisms import make_laplace, recorder
 from privet.mechanisms.matrix import IdentityStrategy, KroneckerStrategy, MatrixMechanism
 
 CLAIM_SOURCE = "seed 002 (Tajima et al.), Thm. 5 and 7, Alg. 3"
@@ -55,6 +60,15 @@ class MatrixRandomForestClassifier(BaseTreeClassifier):
     - ``mode="disjoint_training"`` (baseline): each tree trained on its own
       disjoint part with Laplace(1 / eps) on its leaf counts (parallel
       composition).
+
+    The disjoint modes' partition is declared ``stable`` on the ledger: a
+    record's tree is an i.i.d. coin from OS entropy, never a function of its
+    values, so a record replaced in place (replace-one) stays in its tree and
+    the forest costs its costliest tree on both relations (as
+    ``DPRandomForestClassifier(sampling="disjoint")``).
+    ``fit`` runs under ``calibrated_epsilon`` (``privet.learners._base``): if the
+    ledger ever proves the plan above ``epsilon``, every step is scaled down
+    until it does not (``calibrated_epsilon_`` keeps the value used).
 
     With ``n_ensembles = q > 1`` (Alg. 3) each ensemble uses ``max_features``
     random features and ``epsilon / q``, composed sequentially.
@@ -219,7 +233,9 @@ class MatrixRandomForestClassifier(BaseTreeClassifier):
                     PureDP(epsilon=eps / q), mechanism=self._mech_name(), step=f"ensemble {i}"
                 )
         elif self.mode in ("disjoint_training", "subsample_aggregate"):
-            part = plan.partition(int(self.n_trees), label="tree")
+            # stable: a record's tree is an i.i.d. coin from OS entropy, never its values
+            # (see _fit_mode), so a record replaced in place stays in its tree
+            part = plan.partition(int(self.n_trees), stable=True, label="tree")
             if self.mode == "disjoint_training":
                 part.charge(PureDP(epsilon=eps), mechanism="laplace", step="leaf counts")
         return plan
@@ -258,7 +274,7 @@ class MatrixRandomForestClassifier(BaseTreeClassifier):
         """
         _validate_params(self)
         self.schema_ = self._resolve_schema(X, y)
-        plan = self.privacy_plan(self.schema_)
+        self.privacy_plan(self.schema_)  # checks the shape against the schema, charges nothing
         scope = self._scope(float(self.epsilon))
         self._scope_ = scope
         caller = type(self).__name__
@@ -266,7 +282,10 @@ class MatrixRandomForestClassifier(BaseTreeClassifier):
         schema = self.schema_
         d_bar = schema.n_features if self.max_features is None else int(self.max_features)
         timings = {"optimisation": 0.0, "training": 0.0, "prediction": 0.0}
-        with self.ledger_.reserve(plan, scope=scope, caller=caller) as res:
+        with (
+            calibrated_epsilon(self, scope.ledger, schema) as plan,
+            self.ledger_.reserve(plan, scope=scope, caller=caller) as res,
+        ):
             scope.charge(PureDP(epsilon=0.0), mechanism="none", caller=caller, step=TREE_STEP)
             self.ensembles_ = build_forest(
                 schema.domain_sizes,
@@ -318,8 +337,8 @@ class MatrixRandomForestClassifier(BaseTreeClassifier):
             # record must leave the others' trees unchanged in distribution), so it is drawn
             # from fresh OS entropy, never from random_state: a seeded draw is a function of
             # record positions, and removing a record would shift every later one.
-            owner = np.random.default_rng().integers(total, size=codes.shape[0])
-            parts = scope.partition([f"tree {g}" for g in range(total)])
+            owner = recorder.privacy_rng().integers(total, size=codes.shape[0])
+            parts = scope.partition([f"tree {g}" for g in range(total)], stable=True)
             g0 = 0
             for ens in self.ensembles_:
                 leaves = leaf_index(ens, codes[:, list(ens.features)])

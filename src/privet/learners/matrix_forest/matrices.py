@@ -53,8 +53,16 @@ __all__ = [
     "query_matrix",
 ]
 
-MAX_CELLS = 1 << 22
-"""Largest sub-domain (cells of one ensemble) for which D and the noise are formed."""
+MAX_CELLS = 1 << 25
+"""Largest sub-domain (cells of one ensemble) for which D and the noise are formed.
+
+D (n x k), the strategy answers and their noise are dense over the n cells of an
+ensemble's sub-domain (the matrix mechanism measures every cell: Alg. 1 line 2,
+noise generation O(n^d_bar), seed 002 "Complexity"); T, Q T^T T and the Kronecker
+strategies stay implicit. Measured (``benchmarks/seed002_dbar10.py``): one ensemble
+of 25 trees of depth 8 over 8.8 million cells of Adult (d_bar = 10) peaks at 4.5 GB
+resident, so 2^25 (33.5 million) cells stay within about 17 GB. What takes the time
+is the noise: OpenDP's float Laplace draws about 1.3e5 values a second, n k of them."""
 
 EXPLICIT_CELLS = 2048
 """Largest sub-domain / leaf count for which explicit n x n Grams are formed here.

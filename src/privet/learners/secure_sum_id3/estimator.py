@@ -19,6 +19,7 @@ from privet.errors import BudgetExceededError, InvalidParameterError, MPCError, 
 from privet.learners._base import (
     BaseTreeClassifier,
     _validate_params,
+    calibrated_epsilon,
     charged_in_full_on_failure,
     refuse_non_private,
 )
@@ -78,8 +79,11 @@ class SecureSumID3Classifier(BaseTreeClassifier):
     * ``epsilon=...`` -- the sound variant, the default whenever a budget is
       given: each party adds its share of distributed discrete-Laplace noise
       to its counts before summation (no party ever sees an exact count), the
-      budget is split evenly over the ``h + 1`` levels, and the nodes of a
-      level are a partition, charged through the ledger's scopes.
+      budget is split evenly over the ``h + 1`` levels, and the counts of
+      all nodes of a level are charged as one histogram (a record in one
+      node under add/remove; replaced within a node or moved between two
+      under replace-one, the same sensitivity), so the ledger proves
+      ``epsilon`` on both relations.
 
     Parameters
     ----------
@@ -129,6 +133,10 @@ class SecureSumID3Classifier(BaseTreeClassifier):
         The field Z_p the sums were computed in.
     run_stats_ : RunStats or None
         Time and bytes per party of a process run.
+    calibrated_epsilon_ : float or None
+        The epsilon the fit split over the levels: ``epsilon``, or less if the ledger
+        proved more than ``epsilon`` for the plan at ``epsilon`` (it does not on either
+        relation: each level is one histogram). None for the exact protocol.
     ledger_, privacy_spent_, privacy_claim_, classes_, schema_, n_features_in_
 
     Notes
@@ -246,13 +254,25 @@ class SecureSumID3Classifier(BaseTreeClassifier):
         else:
             how = (
                 f"distributed discrete Laplace, epsilon/(h+1) = {float(self.epsilon) / (h + 1):.4g} "
-                f"per level over {h + 1} levels; nodes of a level in parallel"
+                f"per level over {h + 1} levels; the counts of every node of a level are one "
+                "histogram"
             )
         plan = PrivacyPlan(
             caller=type(self).__name__,
             description=how,
             claim=Claim(math.inf, source=CLAIM_SOURCE, note=CLAIM_NOTE),
         )
+        if self.epsilon is not None:
+            # One histogram per level over the cells of all its nodes, in the fit's scope: a
+            # record sits in one node of a level, so its L1 sensitivity is the entry's under
+            # add/remove; under replace-one a record replaced within a node, or moved from
+            # node A to node B (1 + |R| cells each), changes at most 2 (1 + |R|) cells, the
+            # entry's sensitivity either way. Charging each node in a partition instead
+            # would make the ledger count a moved record in both nodes at the full replace-one
+            # sensitivity: (2h + 1) / (h + 1) epsilon, 1.75 at depth 3 (issue 31).
+            for level, entry in enumerate(entries):
+                plan.charge(entry, mechanism=self._mechanism(), step=f"node counts, depth {level}")
+            return plan
         width = schema.max_domain_size if schema is not None else 2
         node = plan
         for level, entry in enumerate(entries):
@@ -328,9 +348,8 @@ class SecureSumID3Classifier(BaseTreeClassifier):
             )
         self._check_mode(dealt=parties is None and datasets is None)
         self.schema_ = self._resolve_schema(X, y) if datasets is None else self._party_schema()
-        plan = self.privacy_plan(self.schema_)
         scope = self._open_scope()
-        with self._reserve(plan, scope) as res:
+        with self._calibrated(scope) as plan, self._reserve(plan, scope) as res:
             codes, ys = self._party_data(X, y, parties, datasets)
             if self.verify == "malicious" and self.backend == "shamir" and len(ys) < 3:
                 raise InvalidParameterError(
@@ -371,6 +390,23 @@ class SecureSumID3Classifier(BaseTreeClassifier):
         self.privacy_spent_ = res.used()
         self.privacy_claim_ = plan.claim
         return self
+
+    @contextlib.contextmanager
+    def _calibrated(self, scope: Scope) -> Iterator[PrivacyPlan]:
+        """The fit's plan, its epsilon scaled if need be so that the ledger proves at most
+        ``epsilon`` (:func:`~privet.learners._base.calibrated_epsilon`; ``calibrated_epsilon_``).
+
+        The plan charges each level as one histogram over its nodes (see
+        :meth:`privacy_plan`), so it costs ``epsilon`` on both relations and nothing is
+        scaled; the check guards the reservation should a ledger prove more. The exact
+        protocol (``epsilon=None``) has nothing to scale.
+        """
+        if self.epsilon is None:
+            self.calibrated_epsilon_ = None
+            yield self.privacy_plan(self.schema_)
+            return
+        with calibrated_epsilon(self, scope.ledger, self.schema_) as plan:
+            yield plan
 
     @contextlib.contextmanager
     def _charged_on_failure(self, scope: Scope) -> Iterator[None]:
@@ -527,6 +563,9 @@ class SecureSumID3Classifier(BaseTreeClassifier):
             {key: r[key] for key in ("rounds", "counts_summed", "max_rss_kb") if key in r}
             for r in run.results
         ]
+        # the sums every party saw opened, level by level: a white-box audit replays them
+        # on the reference path (privet.audits.learners.whitebox.protocol_release_test)
+        self.opened_ = [np.asarray(v) for v in run.results[0].get("opened_sums", [])]
         return TreeArrays(**run.results[0]["tree"])
 
 
@@ -558,15 +597,24 @@ class _ScopeTracker:
         return self.scopes[node]
 
     def charge_level(self, nodes: list[int], tree: TreeArrays) -> None:
-        for node in nodes:
-            depth = tree.depth[node]
-            self.scope(node, tree).charge(
-                self.entries[depth],
-                mechanism=self.mechanism,
-                caller=self.caller,
-                step=f"node counts, depth {depth}",
-                claim=Claim(math.inf, source=CLAIM_SOURCE, note=CLAIM_NOTE) if node == 0 else None,
-            )
+        """Charge the release of ``nodes``' counts: the DP variant once per level in the
+        fit's scope (one noisy histogram over the level's nodes, see ``privacy_plan``),
+        the exact protocol once per node in the node's scope."""
+        if isinstance(self.entries[0], NonPrivate):
+            for node in nodes:
+                self._charge(self.scope(node, tree), int(tree.depth[node]), first=node == 0)
+            return
+        for depth in sorted({int(tree.depth[node]) for node in nodes}):
+            self._charge(self.scopes[0], depth, first=depth == 0)
+
+    def _charge(self, scope: Scope, depth: int, *, first: bool) -> None:
+        scope.charge(
+            self.entries[depth],
+            mechanism=self.mechanism,
+            caller=self.caller,
+            step=f"node counts, depth {depth}",
+            claim=Claim(math.inf, source=CLAIM_SOURCE, note=CLAIM_NOTE) if first else None,
+        )
 
     def replay(self, tree: TreeArrays) -> None:
         self.charge_level(list(tree.opened), tree)

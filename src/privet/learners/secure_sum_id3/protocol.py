@@ -113,6 +113,7 @@ async def program(
     slot = np.zeros(y.shape[0], dtype=np.int64)
     level: Level | None = grower.root()
     rounds, counts_summed, t_local = 0, 0, 0.0
+    opened_sums: list[list[int]] = []  # what every party sees, level by level (for audits)
     while level is not None:
         t0 = time.perf_counter()
         vec = local_counts(grower, level, codes, y, slot)
@@ -136,6 +137,7 @@ async def program(
                 total[a:b] = await mpyc_sum(mpc, vec[a:b], bit_length=bit_length)
             rounds += 1
         counts_summed += level.length
+        opened_sums.append(np.asarray(total).tolist())
         level, routes = grower.decide(level, total)
         slot = route(codes, slot, routes)
     tree = grower.tree
@@ -147,5 +149,6 @@ async def program(
     }
     if me == 0:  # plain types: the launcher unpickles it where this module has another name
         out["tree"] = {k: getattr(tree, k) for k in TREE_FIELDS}
+        out["opened_sums"] = opened_sums
     out["max_rss_kb"] = peak_rss_kb()
     return out

@@ -22,6 +22,22 @@ from privet.learners.secure_sum_id3.grower import (
     route,
 )
 from privet.learners.secure_sum_id3.sharing import pooled_noise
+from privet.mechanisms import recorder
+from privet.mechanisms.laws import NegativeBinomialDifferenceLaw
+
+
+def _noisy_total(
+    total: np.ndarray, scale: float, n_parties: int, rng: np.random.Generator
+) -> np.ndarray:
+    """The summed counts plus every party's noise share, through the release recorder
+    (:mod:`privet.mechanisms.recorder`), so that a white-box audit sees the release."""
+    law = NegativeBinomialDifferenceLaw.pooled(n_parties, scale)
+    return recorder.release(  # type: ignore[no-any-return]
+        law,
+        total,
+        lambda: total + pooled_noise(total.shape, scale, n_parties, rng),
+        label="secure sum (pooled noise shares)",
+    )
 
 
 def grow_reference(
@@ -64,7 +80,7 @@ def grow_reference(
         # sum_i v_i over the parties = the counts of the pooled rows
         total = local_counts(grower, level, all_codes, all_y, slot)
         if noisy:
-            total = total + pooled_noise(total.shape, float(scales[level.depth]), n_parties, rng)
+            total = _noisy_total(total, float(scales[level.depth]), n_parties, rng)
         level, routes = grower.decide(level, total)
         slot = route(all_codes, slot, routes)
     return grower.tree

@@ -9,10 +9,11 @@ from numpy.typing import NDArray
 
 from privet.errors import InvalidParameterError
 from privet.ledger import ADD_REMOVE, Claim, Entry, Guarantee, Laplace, NeighbouringRelation
-from privet.mechanisms import _opendp
+from privet.mechanisms import _opendp, recorder
 from privet.mechanisms import _validate as v
 from privet.mechanisms._opendp import ROUNDING_SLACK
 from privet.mechanisms.base import Mechanism
+from privet.mechanisms.laws import AdditiveLaw
 from privet.mechanisms.matrix._linalg import _as_2d
 from privet.mechanisms.matrix.optimise import optimize_strategy
 from privet.mechanisms.matrix.strategies import (
@@ -127,6 +128,7 @@ class MatrixMechanism(Mechanism):
             claim=claim,
             validate=self._data,
             sample=self._estimate,
+            recorded=False,
         )
         return (answers, x_hat) if return_estimate else answers
 
@@ -145,7 +147,14 @@ class MatrixMechanism(Mechanism):
     ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """(W x_hat, x_hat) with x_hat = A^+ (A D + noise) (called after the charge)."""
         d2, flat = _as_2d(arr)
-        measured = _opendp.laplace_float(self.strategy.matmul(d2), self.scale, self.sensitivity)
+        strategy_answers = np.asarray(self.strategy.matmul(d2))
+        # the recorder sees the measurement A D + noise; the answers are post-processing
+        measured = recorder.release(
+            AdditiveLaw("laplace", self.scale),
+            strategy_answers,
+            lambda: _opendp.laplace_float(strategy_answers, self.scale, self.sensitivity),
+            label=f"{self.mechanism}: strategy measurement",
+        )
         x_hat = self.strategy.solve(measured)
         answers = np.asarray(self.workload.matmul(x_hat))
         if flat:

@@ -69,10 +69,10 @@ from typing import Any, Literal
 
 import numpy as np
 
-from privet.audits import zoo_mechanisms as _mechanisms
 from privet.audits.dptest import DPTestResult, EventsSpec, dp_test
-from privet.audits.zoo_mechanisms import *  # noqa: F403  (re-exported, see __all__)
-from privet.audits.zoo_mechanisms import (
+from privet.audits.zoo import samplers as _mechanisms
+from privet.audits.zoo.samplers import *  # noqa: F403  (re-exported, see __all__)
+from privet.audits.zoo.samplers import (
     Histogram,
     LaplaceCount,
     NaiveFloatLaplace,

@@ -1,58 +1,34 @@
-"""A small empirical DP check: Clopper–Pearson bounds on one event, two neighbouring inputs.
+"""A small empirical DP check for test suites: one event, two neighbouring inputs.
 
 If a mechanism M is (epsilon, delta)-DP then for neighbouring inputs a, b and
 every event S, P[M(a) in S] <= e^epsilon P[M(b) in S] + delta, so
 
     epsilon >= ln((p_a - delta) / p_b).
 
-With p_a replaced by its lower and p_b by its upper Clopper–Pearson bound
-(Clopper & Pearson 1934), each one-sided at level 1 - alpha/2 (Bonferroni over
-the two bounds), the result is a lower bound on the mechanism's epsilon that
-holds with probability >= 1 - alpha. The event (a threshold or equality event
-on a scalar statistic of the output) and the direction (a/b or b/a) are chosen
-on one half of the samples and evaluated on the other, so the selection does
-not bias the bound (Ding et al. 2018; Bichsel et al. 2021 for the general method).
+With p_a replaced by its lower and p_b by its upper Clopper–Pearson bound, each
+one-sided at level 1 - alpha/2 (Bonferroni over the two bounds), the result is a
+lower bound on the mechanism's epsilon that holds with probability >= 1 - alpha.
+The event (a threshold or equality event on a scalar statistic of the output)
+and the direction (a/b or b/a) are chosen on one half of the samples and
+evaluated on the other (Ding et al. 2018; Bichsel et al. 2021).
 
-This is the mechanisms package's own minimal helper for its tests; the fuller
-audit module lives in :mod:`privet.audits`.
+The Clopper–Pearson arithmetic is :mod:`privet.audits.bounds`' (the one place
+privet computes it); this module only picks the event. The fuller audits
+(learners, event families, reports) are in :mod:`privet.audits`.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy import stats
 
+from privet.audits.bounds import clopper_pearson, epsilon_lower_from_counts
 from privet.errors import InvalidParameterError
 
-__all__ = ["DPCheck", "check_dp", "clopper_pearson", "epsilon_lower_bound"]
-
-
-def clopper_pearson(k: int, n: int, level: float) -> tuple[float, float]:
-    """One-sided exact binomial bounds (lower, upper), each holding with probability ``level``."""
-    if not 0 < level < 1 or not 0 <= k <= n or n <= 0:
-        raise InvalidParameterError(
-            f"clopper_pearson needs 0 <= k <= n, n > 0, 0 < level < 1; got {k}, {n}, {level}."
-        )
-    a = 1 - level
-    lo = 0.0 if k == 0 else float(stats.beta.ppf(a, k, n - k + 1))
-    hi = 1.0 if k == n else float(stats.beta.ppf(1 - a, k + 1, n - k))
-    return lo, hi
-
-
-def epsilon_lower_bound(
-    k_a: int, n_a: int, k_b: int, n_b: int, *, delta: float = 0.0, level: float = 0.999
-) -> float:
-    """ln((lower(p_a) - delta) / upper(p_b)), or 0 when that is not positive."""
-    lo, _ = clopper_pearson(k_a, n_a, level)
-    _, hi = clopper_pearson(k_b, n_b, level)
-    if lo <= delta or hi <= 0:
-        return 0.0
-    return max(0.0, math.log((lo - delta) / hi))
+__all__ = ["DPCheck", "check_dp"]
 
 
 def _bounds(
@@ -63,12 +39,9 @@ def _bounds(
     delta: float,
     level: float,
 ) -> NDArray[np.float64]:
-    """:func:`epsilon_lower_bound` for many events at once (log ratio; -inf when void)."""
-    a = 1 - level
-    lo = np.where(k_num > 0, stats.beta.ppf(a, np.maximum(k_num, 1), n_num - k_num + 1), 0.0)
-    hi = np.where(
-        k_den < n_den, stats.beta.ppf(1 - a, k_den + 1, np.maximum(n_den - k_den, 1)), 1.0
-    )
+    """ln((lower(p_num) - delta) / upper(p_den)) for many events at once (-inf when void)."""
+    lo = np.asarray(clopper_pearson(k_num, n_num, confidence=level, alternative="lower").lower)
+    hi = np.asarray(clopper_pearson(k_den, n_den, confidence=level, alternative="upper").upper)
     with np.errstate(divide="ignore", invalid="ignore"):
         out = np.log((lo - delta) / hi)
     return np.where((lo > delta) & (hi > 0), out, -np.inf)
@@ -140,10 +113,7 @@ def check_dp(
     forward = i < len(events)
     ka, kb = _hits(ev_a, kind, c), _hits(ev_b, kind, c)
     m_a, m_b = ev_a.size, ev_b.size
-    eps = (
-        epsilon_lower_bound(ka, m_a, kb, m_b, delta=delta, level=level)
-        if forward
-        else epsilon_lower_bound(kb, m_b, ka, m_a, delta=delta, level=level)
-    )
+    counts = (ka, m_a, kb, m_b) if forward else (kb, m_b, ka, m_a)
+    eps, _, _ = epsilon_lower_from_counts(*counts, delta=delta, confidence=confidence)
     side = "a/b" if forward else "b/a"
     return DPCheck(eps, confidence, f"x {kind} {c:.6g} ({side})", n)

@@ -1,0 +1,221 @@
+"""Worst-case neighbouring datasets for the white-box audit, built from the public schema.
+
+An audit measures what one record can change in the releases, so the record
+(the *canary*) must move every release at the sensitivity the learner charged.
+These pairs are built from the public schema alone (codes of its attributes and
+classes, no private row): an audit on them states no fact about anyone's data.
+
+* :func:`count_pair` — ``D`` holds ``rows`` copies of one record of class ``c0``;
+  the canary is the same record with class ``c1``. It adds 1 to one class
+  count of every histogram it falls in (a leaf, a node's counts, every
+  attribute's table) and, in boosting, its gradient is near the clipping bound
+  (it is the only record of its class in a cell its trees push the other way).
+* :func:`split_pair` — four blocks of ``per_block`` records on two attributes
+  ``a`` and ``b`` such that the canary raises the max-operator score (seed 000,
+  Eq. 1) of every attribute but ``b``, the one a split picks most often: the
+  exponential mechanism's loss on a split is then as large as a monotone score
+  allows, and the canary still adds 1 to its leaf's class count.
+
+:func:`worst_case_pair` picks the pair of a learner: the one its package
+declares (a function ``worst_case_pair(schema, **params)`` in
+``privet.learners.<package>.audit``, returning codes), else one derived from its
+privacy plan (:func:`~privet.audits.learners.pairs.near_tie_pair` when it holds a
+non-private release such as an exact argmax, :func:`split_pair` when it holds a
+selection by the exponential mechanism or noisy max; :func:`count_pair` otherwise).
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from privet.audits.learners.pairs import LearnerPair, frame_from_codes
+from privet.errors import InvalidParameterError
+
+__all__ = ["count_pair", "pair_from_codes", "plan_entries", "split_pair", "worst_case_pair"]
+
+
+def pair_from_codes(
+    schema: Any,
+    *,
+    kind: str,
+    description: str,
+    rows: Any,
+    labels: Any,
+    canary: Any,
+    canary_label: int,
+    probes: Any | None = None,
+    fit_params0: Mapping[str, Any] | None = None,
+    fit_params1: Mapping[str, Any] | None = None,
+    replaced: tuple[Any, int] | None = None,
+) -> LearnerPair:
+    """A :class:`LearnerPair` ``D`` = ``rows`` (codes) with ``labels``, ``D' = D + canary``.
+
+    The canary is the *last* row of ``D'`` (the release recorder forces the
+    last row's Poisson coins). With ``replaced=(codes, label)`` the pair is
+    replace-one neighbours: ``D`` ends with that record instead of having one
+    row fewer. ``probes`` defaults to the distinct records.
+    """
+    rows = np.atleast_2d(np.asarray(rows, dtype=np.int64))
+    canary = np.asarray(canary, dtype=np.int64).ravel()
+    if rows.shape[1] != schema.n_features or canary.size != schema.n_features:
+        raise InvalidParameterError(
+            f"A pair for this schema needs {schema.n_features} attribute codes per record; got "
+            f"{rows.shape[1]} (rows) and {canary.size} (canary)."
+        )
+    labels0 = [int(v) for v in np.asarray(labels).ravel()]
+    if replaced is not None:
+        old = np.asarray(replaced[0], dtype=np.int64).ravel()
+        X0, y0 = frame_from_codes(schema, np.vstack([rows, old]), [*labels0, int(replaced[1])])
+    else:
+        X0, y0 = frame_from_codes(schema, rows, labels0)
+    X1, y1 = frame_from_codes(
+        schema, np.vstack([rows, canary]), [*np.asarray(labels).ravel(), int(canary_label)]
+    )
+    if probes is None:
+        probes = np.unique(np.vstack([rows, canary]), axis=0)
+    P, _ = frame_from_codes(schema, probes)
+    return LearnerPair(
+        kind=kind,
+        description=description,
+        X0=X0,
+        y0=y0,  # type: ignore[arg-type]
+        X1=X1,
+        y1=y1,  # type: ignore[arg-type]
+        probes=P,
+        schema=schema,
+        fit_params0=dict(fit_params0 or {}),
+        fit_params1=dict(fit_params1 or {}),
+    )
+
+
+def _classes(schema: Any) -> tuple[int, int]:
+    if schema.n_classes < 2:
+        raise InvalidParameterError(
+            "A neighbouring pair needs a target with at least two classes; the schema's "
+            f"target {schema.target_name!r} has {schema.n_classes}."
+        )
+    return 0, 1
+
+
+def count_pair(schema: Any, *, rows: int = 200) -> LearnerPair:
+    """``rows`` copies of the all-first-codes record in class 0; the canary in class 1."""
+    c0, c1 = _classes(schema)
+    if int(rows) < 1:
+        raise InvalidParameterError(f"count_pair needs rows >= 1; got {rows!r}.")
+    base = np.zeros((int(rows), schema.n_features), dtype=np.int64)
+    cls = schema.classes
+    return pair_from_codes(
+        schema,
+        kind="count",
+        description=(
+            f"{rows} identical records of class {cls[c0]!r}; the canary is the same record of "
+            f"class {cls[c1]!r}: +1 to one class count of every histogram it is in"
+        ),
+        rows=base,
+        labels=[c0] * int(rows),
+        canary=np.zeros(schema.n_features, dtype=np.int64),
+        canary_label=c1,
+    )
+
+
+def split_pair(
+    schema: Any, *, per_block: int = 5, attributes: tuple[int, int] = (0, 1)
+) -> LearnerPair:
+    """Two attributes ``a, b``: the canary raises every max-operator score but ``b``'s.
+
+    ``D``: ``per_block`` records each of ``(a=0, b=0, c0)``, ``(a=0, b=1, c1)``,
+    ``(a=1, b=0, c0)`` and ``(a=1, b=1, c1)``, every other attribute at code 0.
+    ``b`` predicts the class, so its score is ``4 per_block`` against ``2 per_block``
+    for the others, and a split picks it most often. The canary ``(a=0, b=0, c1)``
+    breaks the class tie of ``a=0`` and of the constant attributes (their scores
+    rise by 1) but not of ``b=0`` (class ``c0`` leads by ``2 per_block``).
+    """
+    c0, c1 = _classes(schema)
+    a, b = attributes
+    if schema.n_features < 2:
+        return count_pair(schema)
+    sizes = schema.domain_sizes
+    if a == b or min(sizes[a], sizes[b]) < 2:
+        raise InvalidParameterError(
+            f"split_pair needs two different attributes with at least two values; got "
+            f"{attributes} with {sizes[a]} and {sizes[b]} values."
+        )
+    k = int(per_block)
+    if k < 1:
+        raise InvalidParameterError(f"split_pair needs per_block >= 1; got {per_block!r}.")
+    rows, labels = [], []
+    for (va, vb), c in (((0, 0), c0), ((0, 1), c1), ((1, 0), c0), ((1, 1), c1)):
+        r = np.zeros(schema.n_features, dtype=np.int64)
+        r[a], r[b] = va, vb
+        rows += [r] * k
+        labels += [c] * k
+    canary = np.zeros(schema.n_features, dtype=np.int64)
+    fa, fb = schema.feature_names[a], schema.feature_names[b]
+    cls = schema.classes
+    return pair_from_codes(
+        schema,
+        kind="split",
+        description=(
+            f"{4 * k} records on {fa!r} and {fb!r} ({fb!r} predicts the class); the canary "
+            f"({fa}=first, {fb}=first, class {cls[c1]!r}) raises every split score but "
+            f"{fb!r}'s and adds 1 to its leaf's count"
+        ),
+        rows=np.array(rows),
+        labels=labels,
+        canary=canary,
+        canary_label=c1,
+    )
+
+
+def plan_entries(plan: Any) -> list[Any]:
+    """Every entry a privacy plan will charge (charges of every node, depth first)."""
+    out = [c.entry for c in getattr(plan, "charges", ())]
+    for child, *_ in getattr(plan, "groups", ()):
+        out += plan_entries(child)
+    for child, *_ in getattr(plan, "subsamples", ()):
+        out += plan_entries(child)
+    return out
+
+
+def _declared(estimator: Any) -> Any:
+    """``worst_case_pair`` of the learner's package (``<package>.audit``), if it declares one."""
+    module = type(estimator).__module__
+    package = module.rsplit(".", 1)[0] if "." in module else module
+    try:
+        mod = importlib.import_module(f"{package}.audit")
+    except ImportError:
+        return None
+    return getattr(mod, "worst_case_pair", None)
+
+
+def worst_case_pair(estimator: Any, schema: Any) -> LearnerPair:
+    """The learner's own pair (its ``audit_pair(schema)`` method, or ``worst_case_pair`` in
+    its package's ``audit`` module), else the one its privacy plan suggests."""
+    method = getattr(estimator, "audit_pair", None)
+    if callable(method):
+        spec = method(schema)
+        return spec if isinstance(spec, LearnerPair) else pair_from_codes(schema, **spec)
+    declared = _declared(estimator)
+    if declared is not None:
+        params = {k: v for k, v in estimator.get_params(deep=False).items() if k != "schema"}
+        spec = declared(schema, **params)
+        if isinstance(spec, LearnerPair):
+            return spec
+        return pair_from_codes(schema, **spec)
+    try:
+        entries = plan_entries(estimator.privacy_plan(schema))
+    except Exception:  # a learner without a plan: the generic pair
+        entries = []
+    names = {type(e).__name__ for e in entries}
+    if "NonPrivate" in names and schema.n_features >= 2:
+        # an exact release (an argmax on exact scores): a record that flips an exact tie
+        from privet.audits.learners.pairs import near_tie_pair
+
+        return near_tie_pair(schema)
+    if names & {"Exponential", "NoisyMax"} and schema.n_features >= 2:
+        return split_pair(schema)
+    return count_pair(schema)

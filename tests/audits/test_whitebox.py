@@ -1,0 +1,284 @@
+"""White-box learner audits: the releases the mechanisms record, replayed on the neighbour.
+
+Statistical design. Every assertion that a correct learner PASSes runs its
+test at confidence 0.9999, so it fails by chance with probability at most
+1e-4; every assertion that a bound *exceeds* something (a planted bug caught, a
+bound close to the proven epsilon) uses a margin of at least four standard
+deviations of the bound at the trial counts below (checked on 20 seeded runs
+while writing the tests). Together they keep the file's chance failures well
+under one in a thousand runs.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from privet.audits.bounds import gdp_epsilon
+from privet.audits.learners import audit_learner, resolve_learner
+from privet.audits.learners.transcripts import OK, run_trials
+from privet.audits.learners.whitebox import release_one_run, release_test
+from privet.audits.learners.worst_case import count_pair, split_pair, worst_case_pair
+from privet.audits.zoo import LEARNER_ZOO, run_learner_zoo
+from privet.errors import BudgetExceededError, InvalidParameterError
+from privet.ledger import Guarantee, Ledger, NonPrivate
+
+STRICT = 0.9999
+
+
+def _sides(pair):
+    return ((pair.X0, pair.y0, pair.fit_params0), (pair.X1, pair.y1, pair.fit_params1))
+
+
+def test_the_statistic_is_the_exact_log_likelihood_ratio(car):
+    """One Laplace leaf histogram per tree, a count pair: T is exactly +-epsilon."""
+    spec = resolve_learner("dp_extra_trees")
+    params = {"epsilon": 1.0, "max_depth": 1, "schema": car.schema}
+    pair = count_pair(car.schema, rows=50)
+    b = run_trials(spec, params, _sides(pair), pair.probes, [0, 1] * 20, list(range(40)))
+    assert np.all(b.outcome == OK)
+    np.testing.assert_allclose(np.abs(b.statistic), 1.0, atol=1e-9)
+    np.testing.assert_allclose(b.pure_bound, 1.0, atol=1e-9)  # what the ledger charged
+
+
+def test_a_tight_learner_is_measured_close_to_its_proven_epsilon(car):
+    audit = audit_learner(
+        "dp_extra_trees",
+        car,
+        epsilon=1.0,
+        trials=600,
+        confidence=STRICT,
+        max_depth=1,
+        output="releases",
+        one_run=False,
+        n_jobs=1,
+        random_state=3,
+    )
+    assert audit.verdict == "PASS" and audit.consistent
+    assert 0.5 < audit.measured_epsilon <= audit.proven_epsilon
+    best = audit.best_release_test
+    assert best.estimate_method == "plug-in ratio"
+    lo, hi = best.estimate_interval
+    assert lo <= audit.proven_epsilon <= hi or abs(best.estimate - 1.0) < 0.35
+    assert best.pair_epsilon == pytest.approx(1.0)
+
+
+def test_an_exact_split_is_caught_through_the_model_it_shapes(car):
+    """The faithful oblivious tree's exact split is no release: the replayed model differs."""
+    audit = audit_learner(
+        "oblivious_id3_exact",
+        car,
+        epsilon=1.0,
+        trials=100,
+        confidence=STRICT,
+        max_depth=1,
+        output="releases",
+        one_run=False,
+        n_jobs=1,
+    )
+    best = audit.best_release_test
+    assert best.pair == "near_tie" and best.outcomes == {"model differs": 200}
+    assert audit.measured_epsilon > 1.5 and math.isinf(audit.proven_epsilon)
+    assert audit.verdict == "FAIL"
+
+
+def test_gaussian_releases_get_a_gaussian_dp_estimate(car):
+    audit = audit_learner(
+        "dp_gbt",
+        car,
+        epsilon=1.0,
+        trials=24,
+        confidence=0.95,
+        max_depth=1,
+        output="releases",
+        one_run=False,
+        n_jobs=1,
+    )
+    best = audit.best_release_test
+    assert best.estimate_method == "Gaussian DP fit" and audit.proven_delta == pytest.approx(1e-5)
+    # the canary's clipped gradient sits near the bound: the pair's mu is most of the proven
+    mu_proven = _mu_for(audit.proven_epsilon, audit.proven_delta)
+    assert 0.8 * mu_proven < best.pair_mu <= mu_proven * (1 + 1e-6)
+    assert best.pair_epsilon <= audit.proven_epsilon * (1 + 1e-6)
+
+
+def _mu_for(epsilon: float, delta: float) -> float:
+    lo, hi = 1e-6, 10.0
+    for _ in range(100):
+        mid = 0.5 * (lo + hi)
+        if gdp_epsilon(delta, mid) > epsilon:
+            hi = mid
+        else:
+            lo = mid
+    return lo
+
+
+def test_a_learner_that_releases_nothing_is_not_measured(car):
+    audit = audit_learner(
+        "id3",
+        car,
+        epsilon=1.0,
+        trials=8,
+        confidence=0.95,
+        max_depth=1,
+        output="releases",
+        one_run=False,
+        n_jobs=1,
+    )
+    assert audit.measured_epsilon is None and audit.verdict == "NOT MEASURED"
+    assert "released nothing through privet's mechanisms" in audit.summary()
+    assert "not measured" in audit.summary()
+
+
+def test_a_time_limit_too_short_is_not_measured(car):
+    spec = resolve_learner("dp_id3")
+    pair = split_pair(car.schema)
+    r = release_test(
+        spec, pair, epsilon=1.0, trials=400, confidence=0.95, max_depth=1, time_limit=0.0, n_jobs=1
+    )
+    assert not r.measured and r.epsilon_lower is None and r.verdict == "NOT MEASURED"
+    assert "time limit" in r.not_measured
+
+
+def test_the_worst_case_pair_follows_the_plan_or_the_learners_declaration(car):
+    schema = car.schema
+
+    def pair_of(name):
+        return worst_case_pair(
+            resolve_learner(name).make(epsilon=1.0, max_depth=1, schema=schema), schema
+        )
+
+    assert pair_of("dp_id3").kind == "split"  # an exponential-mechanism split in its plan
+    assert pair_of("dp_extra_trees").kind == "count"
+    assert pair_of("oblivious_id3_exact").kind == "near_tie"  # a non-private split
+    fed = pair_of("federated_cart")  # declared in privet.learners.federated_cart.audit
+    assert len(fed.fit_params1["owners"]) == len(fed.X1) and fed.fit_params1["owners"][-1] == 0
+    assert len(pair_of("dp_gbt").X0) == 1000  # declared in privet.learners.dp_boosting.audit
+
+
+def test_the_white_box_one_run_audit_uses_one_training(car):
+    """The guesses score each canary against the base rows alone, never against the other
+    canaries' secret inclusion (that made 20 of 20 guesses right and a bound of 1.24 > 1)."""
+    for seed in range(3):
+        res = release_one_run(
+            "dp_id3", car.schema, epsilon=1.0, confidence=STRICT, max_depth=1, m=100,
+            random_state=seed,
+        )  # fmt: skip
+        assert res.n_trials == 1 and res.m == 100
+        assert 0.0 <= res.epsilon_lower <= 1.0
+
+
+def test_bad_input_is_refused(car):
+    with pytest.raises(InvalidParameterError, match="'output' parameter"):
+        audit_learner("dp_id3", car, epsilon=1.0, trials=10, confidence=0.95, output="model")
+    with pytest.raises(InvalidParameterError, match="'neighbours' parameter"):
+        audit_learner("dp_id3", car, epsilon=1.0, trials=10, confidence=0.95, neighbours="rows")
+    with pytest.raises(InvalidParameterError, match="Unknown pair"):
+        audit_learner(
+            "dp_id3", car, epsilon=1.0, trials=10, confidence=0.95, output="releases", pairs=["x"]
+        )
+    with pytest.raises(InvalidParameterError, match="LearnerPair"):
+        release_test("dp_id3", "split", epsilon=1.0, trials=10, confidence=0.95)
+
+
+# ---------------------------------------------------------------------- the zoo
+
+
+@pytest.mark.parametrize("name", [n for n, e in LEARNER_ZOO.items() if e.ci_trials])
+def test_planted_learner_bugs_fail_and_their_twins_pass(car, name):
+    (r,) = run_learner_zoo([name], schema=car.schema, trials="ci", confidence=STRICT, n_jobs=1)
+    assert r.caught, r.broken.summary()
+    assert r.correct_passed, r.correct.summary()
+
+
+# ------------------------------------------------------------- accounted audits
+
+
+class _RowsRaise:
+    """A dataset whose rows must not be read (only its public schema)."""
+
+    def __init__(self, ds):
+        self.schema, self.name, self.frame = ds.schema, ds.name, None
+
+    @property
+    def X(self):  # pragma: no cover - reading it is the failure
+        raise AssertionError("the audit read the private rows")
+
+    y = X
+
+
+def test_schema_neighbours_never_read_the_rows(car):
+    audit = audit_learner(
+        "dp_id3",
+        _RowsRaise(car),
+        epsilon=1.0,
+        trials=8,
+        confidence=0.95,
+        max_depth=1,
+        output="releases",
+        n_jobs=1,
+    )
+    assert audit.neighbours == "schema" and not audit.internal
+    assert "the public schema alone" in str(audit.__rich__().renderable.columns[1]._cells)
+
+
+def test_an_audit_on_private_rows_is_charged_or_refused(car):
+    budgeted = Ledger(budget=Guarantee(1.0), dataset="car")
+    with pytest.raises(BudgetExceededError, match="non-private release"):
+        audit_learner(
+            "dp_id3",
+            car,
+            epsilon=1.0,
+            trials=8,
+            confidence=0.95,
+            neighbours="private_rows",
+            ledger=budgeted,
+        )
+    assert budgeted.charges == []  # refused: nothing charged
+    with pytest.raises(InvalidParameterError, match="pass the dataset's ledger"):
+        audit_learner(
+            "dp_id3", car, epsilon=1.0, trials=8, confidence=0.95, neighbours="private_rows"
+        )
+    open_ledger = Ledger(budget=Guarantee.unbounded(), dataset="car")
+    audit = audit_learner(
+        "dp_id3",
+        car,
+        epsilon=1.0,
+        trials=8,
+        confidence=0.95,
+        max_depth=1,
+        pairs=["lone_leaf"],
+        neighbours="private_rows",
+        ledger=open_ledger,
+        one_run=False,
+        n_jobs=1,
+    )
+    (charge,) = open_ledger.charges
+    assert (
+        isinstance(charge.entry, NonPrivate) and "audit on the private rows" in charge.entry.reason
+    )
+    assert audit.internal and "INTERNAL" in audit.summary()
+
+
+@pytest.mark.mpc
+def test_the_white_box_audit_runs_through_the_protocol_on_what_the_parties_open(car):
+    """Three MPyC party processes open each level's noisy sums; replayed on the reference
+    path of both datasets, every transcript is one the reference could have made."""
+    from privet.audits.learners import LearnerBuilder, LearnerSpec
+    from privet.audits.learners.whitebox import protocol_release_test
+
+    spec = LearnerSpec(
+        name="secure_sum_id3_mpyc",
+        title="SecureSumID3Classifier through MPyC (3 parties)",
+        build=LearnerBuilder("SecureSumID3Classifier", (("backend", "mpyc"), ("n_parties", 3))),
+        path="mpc",
+        slow=True,
+    )
+    r = protocol_release_test(
+        spec, count_pair(car.schema, rows=40), epsilon=1.0, trials=4, confidence=0.95, max_depth=1
+    )
+    assert r.outcomes == {"ok": 8}, r.notes  # no transcript the reference cannot follow
+    assert r.measured and 0.0 <= r.epsilon_lower <= 1.0
+    assert 0.9 < r.pair_epsilon <= 1.0 + 1e-9  # the canary moves the sums by what is charged
