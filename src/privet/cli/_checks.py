@@ -4,7 +4,7 @@ argparse turns ``--max-parts -1`` into the int -1 and ``--attacks ''`` into an
 empty string, and both were accepted. :func:`check_args` runs after parsing,
 for every command: one table says which numbers may be negative, zero or not
 finite, by option; every text option must be non-empty; a report's ``--name``
-is a file name, not a path. A refusal is a usage error (exit 2) naming the
+is a file name, not a path. A refusal is a UsageError (exit 2) naming the
 option, the value and what is allowed.
 """
 
@@ -13,9 +13,17 @@ from __future__ import annotations
 import argparse
 import math
 import os
-from typing import Any
+from typing import Any, NoReturn
 
 __all__ = ["check_args"]
+
+
+def _refuse(message: str) -> NoReturn:
+    """A usage error (exit 2), printed like every command's: ``privet: UsageError: ...``."""
+    from privet.cli._output import UsageError
+
+    raise UsageError(message)
+
 
 #: Option (argparse dest) -> (smallest allowed, what it is). Zero where it means
 #: something documented ("0 = all rows"); an absent option (None) is not checked.
@@ -52,15 +60,15 @@ def check_args(parser: argparse.ArgumentParser, args: argparse.Namespace, argv: 
         if not any(a == flag or a.startswith(flag + "=") for a in argv):
             flag = dest.upper()  # a positional argument (FILE, DATA, MODEL)
         if isinstance(value, str) and not value.strip():
-            parser.error(f"{flag} needs a non-empty value, got {value!r}.")
+            _refuse(f"{flag} needs a non-empty value, got {value!r}.")
         if value is None or isinstance(value, bool):
             continue
         if dest in _AT_LEAST and isinstance(value, int):
             least, what = _AT_LEAST[dest]
             if value < least:
-                parser.error(f"{flag} is the number of {what}: at least {least}, got {value}.")
+                _refuse(f"{flag} must be at least {least} ({what}), got {value}.")
         if dest == "n_jobs" and isinstance(value, int) and (value < -1 or value == 0):
-            parser.error(f"--n-jobs is a number of workers >= 1, or -1 for all cores; got {value}.")
+            _refuse(f"--n-jobs is a number of workers >= 1, or -1 for all cores; got {value}.")
         if dest in _REAL and isinstance(value, float):
             _check_real(parser, flag, dest, value)
         if dest in _STEMS and isinstance(value, str):
@@ -68,7 +76,7 @@ def check_args(parser: argparse.ArgumentParser, args: argparse.Namespace, argv: 
         if dest == "attacks" and isinstance(value, str):
             names = [a.strip() for a in value.split(",")]
             if not all(names):
-                parser.error(
+                _refuse(
                     f"--attacks is a comma-separated list of attack names, got {value!r} (an "
                     "empty name); omit it for every attack (see `privet audit list`)."
                 )
@@ -79,15 +87,13 @@ def _check_real(parser: argparse.ArgumentParser, flag: str, dest: str, value: fl
     low_ok = value >= lower if dest == "budget_delta" else value > lower
     if not (math.isfinite(value) and low_ok and value < upper):
         left = "[" if dest == "budget_delta" else "("
-        parser.error(
-            f"{flag} must be a finite number in {left}{lower:g}, {upper:g}); got {value!r}."
-        )
+        _refuse(f"{flag} must be a finite number in {left}{lower:g}, {upper:g}); got {value!r}.")
 
 
 def _check_stem(parser: argparse.ArgumentParser, flag: str, value: Any) -> None:
     seps = {os.sep, os.altsep, "/", "\\"} - {None}
     if any(s in value for s in seps) or value.strip() in (".", "..") or "\x00" in value:
-        parser.error(
+        _refuse(
             f"{flag} is a file name stem (the report files are NAME.html, NAME.md, NAME.json "
             f"in --out), not a path; got {value!r}. Put the folder in --out."
         )

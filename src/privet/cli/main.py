@@ -49,11 +49,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     command = next((a for a in argv if not a.startswith("-")), "")
     parser = build_parser(command)
     args = parser.parse_args(argv)
-    check_args(parser, args, argv)  # negative counts, empty text, a path as a name (issue 37)
     if not getattr(args, "func", None):
         parser.print_help()
         return EXIT_USAGE
     try:
+        check_args(parser, args, argv)  # negative counts, empty text, a path as a name (issue 37)
         return int(args.func(args) or 0)
     except BrokenPipeError:  # `privet ... | head`: the reader left; say nothing more
         devnull = os.open(os.devnull, os.O_WRONLY)
