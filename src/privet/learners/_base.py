@@ -9,6 +9,7 @@ values. A rejected call therefore charges nothing.
 from __future__ import annotations
 
 import contextlib
+import math
 import signal
 import threading
 import warnings
@@ -494,17 +495,28 @@ def calibrated_epsilon(
     scaling every step down, by bisection on epsilon (every plan's cost grows with
     it), makes the fit cost at most what the user asked for. Where the plan already
     fits, nothing changes. ``estimator.epsilon`` is restored on exit.
+
+    A learner whose epsilon budgets a part of its plan, not the whole (a forest's
+    epsilon is each tree's), defines ``_calibration_plan(schema)``: the plan of that
+    part, which is then what must cost at most epsilon. A plan with an infinite cost
+    (a non-private step, allowed only on an unbounded budget) is not scaled.
     """
     target = float(estimator.epsilon)
     plan = estimator.privacy_plan(schema)
-    if ledger.plan_cost(plan).epsilon <= target * (1 + 1e-12):
+    # What must cost at most epsilon: the whole plan, or the part the learner's
+    # epsilon is the budget of (a forest's epsilon is each tree's).
+    measured = getattr(estimator, "_calibration_plan", estimator.privacy_plan)
+    cost = ledger.plan_cost(measured(schema)).epsilon
+    # An infinite cost (a non-private step, run knowingly on an unbounded budget) is
+    # infinite at every epsilon: there is nothing to scale.
+    if cost <= target * (1 + 1e-12) or math.isinf(cost):
         estimator.calibrated_epsilon_ = target
         yield plan
         return
 
     def plan_at(eps: float) -> PrivacyPlan:
         estimator.epsilon = eps
-        return estimator.privacy_plan(schema)
+        return measured(schema)
 
     try:
         lo, hi = 0.0, target
@@ -516,7 +528,8 @@ def calibrated_epsilon(
                 hi = mid
             if hi - lo <= 1e-9 * target:
                 break
-        plan = plan_at(lo)
+        estimator.epsilon = lo
+        plan = estimator.privacy_plan(schema)
         plan.description = (
             f"{plan.description}; every step scaled by {lo / target:.4g} so that the "
             f"ledger ({ledger.relation.label}) proves at most epsilon = {target:g}"
