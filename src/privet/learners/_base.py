@@ -547,10 +547,20 @@ def calibrated_epsilon(
     fits, nothing changes; nor where it has a non-private step (infinite cost, the
     paper-faithful modes on an unbounded ledger), which no scaling makes finite.
     ``estimator.epsilon`` is restored on exit.
+
+    A learner whose epsilon budgets a part of its plan, not the whole (a forest's
+    epsilon is each tree's), defines ``_calibration_plan(schema)``: the plan of that
+    part, which is then what must cost at most epsilon. A plan with an infinite cost
+    (a non-private step, allowed only on an unbounded budget) is not scaled.
     """
     target = float(estimator.epsilon)
     plan = estimator.privacy_plan(schema)
-    cost = ledger.plan_cost(plan).epsilon
+    # What must cost at most epsilon: the whole plan, or the part the learner's
+    # epsilon is the budget of (a forest's epsilon is each tree's).
+    measured = getattr(estimator, "_calibration_plan", estimator.privacy_plan)
+    cost = ledger.plan_cost(measured(schema)).epsilon
+    # An infinite cost (a non-private step, run knowingly on an unbounded budget) is
+    # infinite at every epsilon: there is nothing to scale.
     if cost <= target * (1 + 1e-12) or math.isinf(cost):
         estimator.calibrated_epsilon_ = target
         yield plan
@@ -558,7 +568,7 @@ def calibrated_epsilon(
 
     def plan_at(eps: float) -> PrivacyPlan:
         estimator.epsilon = eps
-        return estimator.privacy_plan(schema)
+        return measured(schema)
 
     try:
         lo, hi = 0.0, target
@@ -578,7 +588,8 @@ def calibrated_epsilon(
             estimator.calibrated_epsilon_ = target
             yield estimator.privacy_plan(schema)
             return
-        plan = plan_at(lo)
+        estimator.epsilon = lo
+        plan = estimator.privacy_plan(schema)
         plan.description = (
             f"{plan.description}; every step scaled by {lo / target:.4g} so that the "
             f"ledger ({ledger.relation.label}) proves at most epsilon = {target:g}"

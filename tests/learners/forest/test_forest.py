@@ -61,6 +61,7 @@ def test_poisson_forest_proves_exact_amplification_above_claim_d1(car, cls, kw):
     )
     assert led.plan_cost(m.privacy_plan()).epsilon == pytest.approx(proven)
     m.fit(car.X, car.y)
+    assert m.calibrated_epsilon_ == eps  # epsilon is each tree's: the forest is not scaled to it
     assert m.privacy_spent_.epsilon == pytest.approx(proven, rel=1e-9)
     assert led.spent().epsilon == pytest.approx(proven, rel=1e-9)
     assert m.privacy_claim_.epsilon == pytest.approx(claimed)
@@ -107,38 +108,56 @@ def test_extra_trees_release_every_leaf_at_the_cost_of_one(car, leaf):
     """The one-release path and the leaf-by-leaf path prove the same cost.
 
     Under replace-one, exponential leaves keep a scope each (a replaced record can
-    change two leaves' utilities); Laplace leaves are one histogram of L1
+    change two leaves' utilities, so a tree at epsilon costs 2 epsilon and ``fit``
+    scales its leaves to epsilon / 2); Laplace leaves are one histogram of L1
     sensitivity 2 in either case.
     """
+    kw = {"n_estimators": 2, "max_depth": 2, "leaf": leaf, "schema": car.schema, "random_state": 1}
     for relation in ("add_remove", "replace_one"):
         led = Ledger(budget=Guarantee(10.0), relation=relation)
-        m = DPExtraTreesClassifier(
-            n_estimators=2, epsilon=1.0, max_depth=2, leaf=leaf, schema=car.schema, ledger=led,
-            random_state=1,
-        )  # fmt: skip
-        m.fit(car.X, car.y)
+        m = DPExtraTreesClassifier(epsilon=1.0, ledger=led, **kw)
         by_leaf = leaf == "exponential" and relation == "replace_one"
+        # a replaced record can reach two leaves' EM labels: 2 epsilon; else epsilon
+        planned = led.plan_cost(m.privacy_plan(car.schema)).epsilon
+        assert planned == pytest.approx(2.0 if by_leaf else 1.0)
+        m.fit(car.X, car.y)
         n_leaves = sum(t.n_leaves for t in m.trees_)
         assert len(led.charges) == (n_leaves if by_leaf else 2)
-        planned = led.plan_cost(m.privacy_plan(car.schema))
-        assert m.privacy_spent_.epsilon == pytest.approx(planned.epsilon)
-        # a replaced record can reach two leaves' EM labels: 2 epsilon; else epsilon
-        assert m.privacy_spent_.epsilon == pytest.approx(2.0 if by_leaf else 1.0)
+        # the fit costs the epsilon asked: pure leaves compose linearly, so each leaf
+        # gets epsilon / (planned / epsilon)
+        assert m.calibrated_epsilon_ == pytest.approx(1.0 / planned)
+        assert all(c.guarantee.epsilon == pytest.approx(1.0 / planned) for c in led.charges)
+        at_calibrated = DPExtraTreesClassifier(epsilon=m.calibrated_epsilon_, ledger=led, **kw)
+        calibrated_cost = led.plan_cost(at_calibrated.privacy_plan(car.schema)).epsilon
+        assert m.privacy_spent_.epsilon == pytest.approx(calibrated_cost, rel=1e-12)
+        assert m.privacy_spent_.epsilon == pytest.approx(1.0)
+        assert m.privacy_spent_.epsilon <= 1.0 * (1 + 1e-12)
         assert m.predict(car.X.iloc[:50]).shape == (50,)
 
 
 def test_disjoint_partition_is_stable_under_replace_one(car):
     """Rows go to trees by position, so a replaced record stays in its tree: the
-    forest costs what one tree costs on a replace-one ledger, not two trees."""
+    forest costs what one tree costs on a replace-one ledger, not two trees.
+
+    A CDP+PMPC-ID3 tree at depth 2 plans 5/3 epsilon under replace-one (a record
+    moving between two nodes is charged in both), so ``fit`` scales every tree's
+    steps to cost epsilon; the forest is scaled by the same factor as one tree.
+    """
     led = Ledger(budget=Guarantee(10.0), relation="replace_one")
     m = DPRandomForestClassifier(
         n_estimators=5, tree="partial_mpc", epsilon=1.0, max_depth=2, schema=car.schema, ledger=led
     )
-    one_tree = PartialMPCID3Classifier(epsilon=1.0, max_depth=2, schema=car.schema, ledger=led)
+    one_tree = PartialMPCID3Classifier(epsilon=1.0, max_depth=2, schema=car.schema)
     single = led.plan_cost(one_tree.privacy_plan()).epsilon
     assert single == pytest.approx(5.0 / 3.0)
+    assert led.plan_cost(m.privacy_plan()).epsilon == pytest.approx(single)  # not 2 * single
     m.fit(car.X, car.y)
-    assert m.privacy_spent_.epsilon == pytest.approx(single)
+    one_tree.set_params(ledger=Ledger(budget=Guarantee(10.0), relation="replace_one"))
+    one_tree.fit(car.X, car.y)
+    assert one_tree.calibrated_epsilon_ == pytest.approx(1.0 / single)
+    assert m.calibrated_epsilon_ == pytest.approx(one_tree.calibrated_epsilon_)
+    assert m.privacy_spent_.epsilon == pytest.approx(one_tree.privacy_spent_.epsilon)
+    assert m.privacy_spent_.epsilon == pytest.approx(1.0)
 
 
 def test_disjoint_subsets_do_not_follow_the_public_random_state():

@@ -109,11 +109,18 @@ def test_local_forest_keeps_its_trees_secret_and_is_charged_its_plan(car, sampli
     assert m.privacy_spent_.epsilon == pytest.approx(plan_cost.epsilon, rel=1e-12)
     assert m.privacy_spent_.delta == pytest.approx(plan_cost.delta, rel=1e-9)
     assert led.spent().epsilon == pytest.approx(plan_cost.epsilon, rel=1e-12)
-    ref_cost = led.plan_cost(reference_forest(ledger=led, **kw).privacy_plan())
-    assert m.privacy_spent_.epsilon == pytest.approx(ref_cost.epsilon, rel=1e-12)
+    # The same steps at the same epsilons as the reference path; the MPC samplers are
+    # charged as (epsilon, tiny delta) entries, whose privacy loss distribution is the
+    # worst case for their epsilon, while the reference path's Laplace and exponential
+    # mechanisms have tighter ones: the reference plan proves at most what this run does.
+    ref_led = Ledger(budget=Guarantee(3.0, 1e-9))
+    ref = reference_forest(ledger=ref_led, **kw).fit(car.X, car.y)
+    steps = lambda ledger: sorted((c.step, round(c.guarantee.epsilon, 12)) for c in ledger.charges)  # noqa: E731
+    assert steps(led) == steps(ref_led)
+    assert ref.privacy_spent_.epsilon <= m.privacy_spent_.epsilon * (1 + 1e-12)
     if sampling == "disjoint":
         assert m.privacy_spent_.epsilon == pytest.approx(1.0)  # parallel composition
-    else:  # exact amplification, k trees in sequence
+    else:  # exact amplification, k trees in sequence (no view beats it for these entries)
         assert m.privacy_spent_.epsilon == pytest.approx(3 * math.log1p(0.5 * math.expm1(1.0)))
     tops = {c.path.split("/")[1] for c in led.charges}
     assert len(tops) == 3  # every charge inside its tree's part or subsample

@@ -150,6 +150,26 @@ class _BaseDPForest(BaseTreeClassifier):
             self._plan_tree(plan.partition(k, stable=True, label="tree"), schema, claim)
         return plan
 
+    def _calibration_plan(self, schema: Schema | None = None) -> PrivacyPlan:
+        """One tree's plan, on all the records: what ``epsilon`` budgets.
+
+        ``fit`` scales the trees' steps (:func:`~privet.learners._base.calibrated_epsilon`)
+        only as far as one tree needs to cost at most ``epsilon`` on the ledger's
+        relation (an exponential-leaf extra tree under replace-one: 2 epsilon). A
+        stable partition costs its costliest part, so a disjoint forest then costs at
+        most ``epsilon``; a Poisson forest costs its k amplified trees in sequence,
+        more than ``epsilon`` (App. D.1), and is not scaled down to it.
+        """
+        self._validate()
+        schema = schema if schema is not None else self.schema
+        plan = PrivacyPlan(
+            caller=type(self).__name__,
+            description=f"one tree at epsilon={float(self.epsilon):g}",
+            claim=Claim(float(self.epsilon), source=DISJOINT_SOURCE),
+        )
+        self._plan_tree(plan, schema, self._claim_rule())
+        return plan
+
     def _fit_scope(self, plan: PrivacyPlan) -> Scope:
         if self.ledger is None:
             # A ledger sized to what the plan proves (the Poisson forest costs more

@@ -47,7 +47,8 @@ Where the trees are trained and how they vote (``DPRandomForestClassifier``):
     the lowest class index, as the reference vote); only the majority label is
     opened, to the querier.
 
-The charges are the same on every backend: the forest's plan, one reservation
+The charges are the same on every backend (the same steps at the same epsilons;
+the MPC samplers are charged as (epsilon, delta) entries): the forest's plan, one reservation
 made before any data is read, each tree charged in its own scope (a part or a
 subsample). A protocol run that fails after launch is charged its tree's whole
 plan in that tree's scope (the tree learner's own rule), which for disjoint
@@ -61,4 +62,9 @@ from privet.learners.forest.extra_trees import (
 )
 from privet.learners.forest.random_forest import DPRandomForestClassifier
 
-__all__ = ["DPExtraTreesClassifier", "DPRandomForestClassifier", "grow_extra_tree", "plan_extra_tree"]
+__all__ = [
+    "DPExtraTreesClassifier",
+    "DPRandomForestClassifier",
+    "grow_extra_tree",
+    "plan_extra_tree",
+]

@@ -199,7 +199,10 @@ class DPExtraTreesClassifier(_BaseDPForest):
 
     Each tree draws its split attributes uniformly at random (from
     ``random_state``, without reading data) and releases DP leaves with the
-    full per-tree ``epsilon``; only the leaves are charged.
+    full per-tree ``epsilon``; only the leaves are charged. Under replace-one,
+    exponential leaves are charged one by one and a replaced record reaches two
+    leaves' labels (2 epsilon a tree), so ``fit`` gives each leaf ``epsilon / 2``
+    (``calibrated_epsilon_``) and a tree costs ``epsilon``.
 
     Parameters
     ----------
@@ -220,7 +223,7 @@ class DPExtraTreesClassifier(_BaseDPForest):
 
     Attributes
     ----------
-    trees_, ledger_, privacy_spent_, privacy_claim_, classes_, schema_
+    trees_, ledger_, privacy_spent_, privacy_claim_, calibrated_epsilon_, classes_, schema_
 
     Notes
     -----

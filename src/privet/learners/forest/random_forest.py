@@ -59,7 +59,10 @@ class DPRandomForestClassifier(_BaseDPForest):
     epsilon : float, default=1.0
         Budget of *each tree* (the paper's epsilon in App. D). The forest costs
         ``epsilon`` when disjoint and ``k ln(1 + g (e^epsilon - 1))`` when
-        Poisson-subsampled.
+        Poisson-subsampled (at most that: the ledger may prove less). Where one
+        tree's plan costs more than ``epsilon`` on the ledger's relation
+        (CDP+PMPC-ID3 under replace-one), ``fit`` scales every tree's steps so
+        that one tree costs ``epsilon`` (``calibrated_epsilon_``).
     max_depth : int, default=3
     leaf : {"laplace", "exponential"}, default="laplace"
     split_fraction : float in (0, 1), default=0.25
@@ -74,7 +77,10 @@ class DPRandomForestClassifier(_BaseDPForest):
         vote in the clear (``trees_``). With ``tree="oblivious"`` the trees stay
         secret-shared (``models_``, ``trees_ = None``) and :meth:`predict` is one
         MPC run of :mod:`privet.learners.forest.protocol` over all of
-        them. The charges are those of the reference path on every backend.
+        them. The charges are those of the reference path on every backend
+        (the same steps at the same epsilons; the MPC samplers' entries are
+        (epsilon, delta), which the ledger may prove less tightly than the
+        reference path's Laplace and exponential mechanisms).
     noise : {"paper", "discrete"} or None, default=None
         The trees' noise samplers, passed to each tree learner (see
         :class:`ObliviousID3Classifier`); ``None`` is the learner's default for
@@ -105,6 +111,9 @@ class DPRandomForestClassifier(_BaseDPForest):
     ledger_ : Ledger
     privacy_spent_ : Guarantee
         What the ledger proves for the forest.
+    calibrated_epsilon_ : float
+        Each tree's epsilon in the fit: ``epsilon``, or less where one tree's
+        plan cost more on the ledger's relation.
     privacy_claim_ : Claim
         The paper's claim: epsilon (disjoint) or ``k g epsilon`` (Claim D.1).
     classes_, schema_, n_features_in_
