@@ -1017,7 +1017,9 @@ class LedgerContract:
         for pick, eps in extra:
             scopes[pick % len(scopes)].charge(eps, mechanism="m")
             now = led.spent().epsilon
-            assert now >= before * (1 - 1e-12)
+            # up to the PLD grid's rounding between two orders of composition (a few
+            # 1e-6 relative: both figures are upper bounds)
+            assert now >= before * (1 - 1e-4)
             before = now
 
     @HYPO

@@ -105,6 +105,8 @@ def fine_step(width: float) -> float:
     points, an error that adds up over thousands of compositions."""
     if not (width > 0 and math.isfinite(width)):
         return STEP
+    if width / RESOLUTION <= MIN_STEP:  # (a rate of 5e-324: the ratio underflows to 0)
+        return MIN_STEP
     step = 2.0 ** math.floor(math.log2(width / RESOLUTION))
     return min(STEP, max(MIN_STEP, step))
 
