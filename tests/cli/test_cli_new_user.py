@@ -167,7 +167,9 @@ def test_ledger_show_collapses_a_boosted_model_and_never_cuts_piped_lines(booste
     assert "partitions like this one" in short.out
     # piped output is whole: the charge lines end with their caller and step
     charge_lines = [line for line in full.out.splitlines() if "gaussian" in line]
-    assert charge_lines and all(line.endswith("leaf (G, H)]") for line in charge_lines)
+    leaves = [line for line in charge_lines if ": tree " in line]
+    assert leaves and all(line.endswith("leaf (G, H)]") for line in leaves)
+    assert all(line.endswith("]") for line in charge_lines)  # the base score's counts too
     assert max(map(len, charge_lines)) > 80
     shallow = privet("ledger", "show", "budget.sqlite", "--depth", "0")
     assert "deeper scopes not shown" in shallow.out and len(shallow.out.splitlines()) <= 5
