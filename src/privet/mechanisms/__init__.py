@@ -36,7 +36,7 @@ against. The gamma shares of :class:`GammaDLPA` are floats (their sum is not
 yet hardened against floating-point attacks; see its module docstring).
 """
 
-from privet.mechanisms._opendp import ROUNDING_SLACK
+from privet.mechanisms._opendp import ROUNDING_SLACK, laplace_noise
 from privet.mechanisms._random import seed_for_tests, use_csprng
 from privet.mechanisms._validate import check_entry, check_plan
 from privet.mechanisms.base import Mechanism, calibrate
@@ -149,6 +149,7 @@ __all__ = [
     "duchi_multi_bound",
     "expected_error",
     "exponential_mechanism_probabilities",
+    "laplace_noise",
     "make_discrete_laplace",
     "make_exponential",
     "make_gamma_dlpa",

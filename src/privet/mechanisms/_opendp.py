@@ -143,6 +143,14 @@ gaussian_int = _on_integers(
 )
 
 
+def laplace_noise(shape: tuple[int, ...], scale: float, *, discrete: bool) -> NDArray[np.float64]:
+    """Laplace(scale) noise of ``shape`` from OpenDP's samplers: discrete Laplace on the
+    integers, or continuous Laplace on OpenDP's grid (sensitivity 1)."""
+    if discrete:
+        return laplace_int(np.zeros(shape, dtype=np.int64), scale).astype(float)
+    return np.asarray(laplace_float(np.zeros(shape), scale, 1.0), dtype=float)
+
+
 def noisy_max(scores: NDArray[np.float64], scale: float, *, gumbel: bool) -> NDArray[np.int64]:
     """argmax of scores + noise, row by row: Gumbel(scale) or Exponential(scale) noise.
 

@@ -27,7 +27,6 @@ direct computation gives 1 for any C).
 from __future__ import annotations
 
 import functools
-import math
 import zlib
 from dataclasses import dataclass, field
 
@@ -35,7 +34,7 @@ import numpy as np
 
 from privet.errors import PrivetError
 from privet.learners._protocols.switch import testing_seed
-from privet.mechanisms import GammaDLPA, recorder
+from privet.mechanisms import GammaDLPA, laplace_noise, recorder
 
 #: Fractional bits of the fixed-point encoding of noisy values in Z_{2^64}.
 FRAC_BITS = 32
@@ -221,8 +220,7 @@ class ReferenceOps:
         the paper's float Gamma shares.
     aggregate : bool, default=False
         For simulations (the Sec. 4 benchmark): draw the sum of the K shares
-        directly, from one OS-seeded generator per instance, instead of K shares
-        per sum. The released sums have the same distribution (K Polya
+        directly, from OpenDP's Laplace samplers, instead of K shares per sum. The released sums have the same distribution (K Polya
         differences NB(1/K) sum to a difference of geometrics, the discrete
         Laplace; K Gamma(1/K) differences to a Laplace), at 2 draws per value
         instead of 2K and without a generator per sum. The estimator keeps the
@@ -239,8 +237,6 @@ class ReferenceOps:
         if self.testing_seed is not None:
             self.testing_seed = check_testing_noise(self.testing_seed)
         self._pool = _SharePool(int(self.parties))
-        # simulations only: one generator per instance, seeded from OS entropy
-        self._rng = np.random.Generator(np.random.PCG64DXSM()) if self.aggregate else None
 
     @property
     def testing(self) -> bool:
@@ -285,13 +281,8 @@ class ReferenceOps:
                     ]
                 )
         elif self.aggregate:  # the sum of the K shares, drawn directly (simulations)
-            assert self._rng is not None
-            if self.discrete:  # NB(1/K) sums to a geometric: discrete Laplace(scale)
-                q = -math.expm1(-1.0 / scale)
-                g = self._rng.geometric(q, size=(2, *shape)) - 1
-                noise = (g[0] - g[1]).astype(float)
-            else:
-                noise = self._rng.laplace(0.0, scale, size=shape)
+            # NB(1/K) shares sum to a discrete Laplace(scale), Gamma(1/K) ones to a Laplace
+            noise = laplace_noise(shape, scale, discrete=self.discrete)
             total = np.asarray(local.sum(axis=0) + noise, dtype=float)
             self.releases[key] = total
             return total
