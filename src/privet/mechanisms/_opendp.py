@@ -29,7 +29,7 @@ import numpy as np
 import opendp.prelude as dp
 from numpy.typing import NDArray
 
-from privet.errors import PrivetError
+from privet.errors import InvalidParameterError, PrivetError
 
 ROUNDING_SLACK = 2.0**-30
 """Relative sensitivity slack that pays for rounding float inputs to OpenDP's grid."""
@@ -146,6 +146,12 @@ gaussian_int = _on_integers(
 def laplace_noise(shape: tuple[int, ...], scale: float, *, discrete: bool) -> NDArray[np.float64]:
     """Laplace(scale) noise of ``shape`` from OpenDP's samplers: discrete Laplace on the
     integers, or continuous Laplace on OpenDP's grid (sensitivity 1)."""
+    if isinstance(scale, bool) or not isinstance(scale, int | float) or not 0 < scale < math.inf:
+        raise InvalidParameterError(f"laplace_noise: scale must be finite and > 0, got {scale!r}.")
+    if not all(isinstance(n, int | np.integer) and n >= 0 for n in shape):
+        raise InvalidParameterError(
+            f"laplace_noise: shape must be non-negative integers, got {shape!r}."
+        )
     if discrete:
         return laplace_int(np.zeros(shape, dtype=np.int64), scale).astype(float)
     return np.asarray(laplace_float(np.zeros(shape), scale, 1.0), dtype=float)
