@@ -182,6 +182,38 @@ async def vector_engine_checks(ctx: Any, n: int = 2000, trials: int = 200) -> di
     return out
 
 
+async def masked_comparison_openings(
+    ctx: Any, bits: int = 16, n: int = 4000, xs: tuple[int, ...] = (0, 32767, -32767)
+) -> dict[str, Any]:
+    """Every value :func:`privet.mpc.vector.non_negative` opens, for ``n`` comparisons of
+    each ``x`` in ``xs``: bit j of each, j = 0 .. bits (the test checks they are fair coins
+    whatever x), and whether the comparisons were right."""
+    from privet.mpc import field61 as F
+    from privet.mpc import vector as V
+
+    eng = V.Engine()
+    seen: list[np.ndarray] = []
+    opener = eng.open
+
+    async def spy(x: Any, **kw: Any) -> Any:
+        out = await opener(x, **kw)
+        if "masked comparison" in kw["label"]:
+            seen.append(np.asarray(out, dtype=np.int64))
+        return out
+
+    eng.open = spy  # type: ignore[method-assign]
+    result: dict[str, Any] = {}
+    for x in xs:
+        X = await eng.input(F.encode(np.full(n, x)) if ctx.pid == 0 else None, 0, (n,))
+        ge = await eng.open(await V.non_negative(eng, X, bits, label="cmp"), label="result")
+        c = seen[-1]
+        result[str(x)] = {
+            "correct": bool(np.all(np.asarray(ge, dtype=np.int64) == int(x >= 0))),
+            "ones": [int(np.sum((c >> j) & 1)) for j in range(bits + 1)],
+        }
+    return result
+
+
 async def engine_rounds(ctx: Any, rounds: int = 1_000_000, marker: str | None = None) -> int:
     """Shuffle and multiply in the vector engine again and again; write ``marker.<pid>`` after 5."""
     from privet.mpc import field61 as F

@@ -102,6 +102,33 @@ def test_engine_operations_with_three_parties():
     assert run.results[0] == run.results[1] == run.results[2]
 
 
+def _check_masked_openings(result: dict, n: int) -> None:
+    # Each opened c = y + r + 2**bits R must show fair coins in bits 0 .. bits whatever x
+    # (the mask is uniform on a contiguous range of >= 2**(bits + 40) values). 51 binomial
+    # checks at |z| <= 5.5 (two-sided 3.8e-8 each): a false failure < 2e-6 per run. The
+    # shipped mask (R shifted by 2**(bits + 1)) gave bit 16 = 1 always at x = 0.
+    half, tol = n / 2, 5.5 * np.sqrt(n / 4)
+    for x, r in result.items():
+        assert r["correct"], f"wrong comparisons at x = {x}"
+        for j, ones in enumerate(r["ones"]):
+            assert abs(ones - half) <= tol, f"bit {j} of the opened value leaks x = {x}: {ones}/{n}"
+
+
+def test_masked_comparison_openings_are_fair_coins_whatever_the_value():
+    """Review of issue 35, F1: a comparison's opened value must not depend on |x|."""
+    from privet.mpc.launcher import run_local
+
+    run = run_local(program("masked_comparison_openings"), {"n": 4000})
+    _check_masked_openings(run.results[0], 4000)
+
+
+@pytest.mark.mpc
+def test_masked_comparison_openings_are_fair_coins_with_three_parties():
+    run = launch(program("masked_comparison_openings"), {"n": 2000}, parties=3, timeout=120)
+    _check_masked_openings(run.results[0], 2000)
+    assert run.results[0] == run.results[1] == run.results[2]
+
+
 def _engine_party_2(tmp_path, timeout: float, sig: signal.Signals, match: str) -> MPCPartyError:
     tmp_path.mkdir()
     marker = tmp_path / "started"

@@ -386,17 +386,21 @@ async def discrete_laplace(eng: Engine, shape: tuple[int, ...], coins: Any) -> n
 # ------------------------------------------------------------------ comparisons
 
 
-def comparison_kappa(bits: int) -> int:
+def comparison_kappa(bits: int, parties: int = 3) -> int:
     """Statistical security of :func:`non_negative` for values of ``bits`` bits: 40, less for wide values.
 
-    The opened value x + 2**bits + r + 2**(bits+1) R must stay below p = 2**61 - 1
-    with R a sum of m kappa-bit values; MPyC's own comparisons use kappa = 30.
+    The opened value c = x + 2**bits + r + 2**bits R (r < 2**bits, R a sum of
+    ``parties`` kappa-bit values) must stay below p / 2 (about 2**60) so that it is
+    read as the non-negative integer it is: c < 2**(bits + kappa) (parties + 1), so
+    kappa <= 60 - bits - ceil(log2(parties + 1)); and at most 56 - bits whatever the
+    parties (the bound of the first release). MPyC's own comparisons use kappa = 30.
     """
-    kappa = min(KAPPA, 61 - bits - 5)
+    room = 60 - int(bits) - math.ceil(math.log2(int(parties) + 1))
+    kappa = min(KAPPA, 61 - bits - 5, room)
     if kappa < 30:
         raise InvalidParameterError(
-            f"comparisons of {bits}-bit values leave {kappa} < 30 bits of statistical masking in "
-            "GF(2**61 - 1); use smaller values."
+            f"comparisons of {bits}-bit values among {parties} parties leave {kappa} < 30 bits "
+            "of statistical masking in GF(2**61 - 1); use smaller values or fewer parties."
         )
     return kappa
 
@@ -405,21 +409,30 @@ async def non_negative(eng: Engine, x: np.ndarray, bits: int, *, label: str) -> 
     """Shares of [x >= 0] for shared signed integers with |x| < 2**bits.
 
     y = x + 2**bits lies in [0, 2**(bits+1)); with secret random bits r (bits of them)
-    and a secret R = sum of every party's own uniform kappa-bit value, c = y + r +
-    2**(bits+1) R is opened (statistically hiding y, :func:`comparison_kappa`), so
+    and a secret R = sum of every party's own uniform kappa-bit value, the mask
+    r + 2**bits R is uniform on a contiguous range of at least 2**(bits + kappa)
+    values against any t parties (one honest party's share of R is uniform and
+    unknown to them), so c = y + r + 2**bits R is within statistical distance
+    2**(1 - kappa) of independent of y when opened (:func:`comparison_kappa`). Then
     y mod 2**bits = c_lo - r + 2**bits [c_lo < r] (c_lo = c mod 2**bits; the
     comparison of public c_lo with the secret bits of r is :func:`less_than_public`)
     and [x >= 0] = (y - y mod 2**bits) / 2**bits (Catrina & de Hoogh 2010, the
-    method of MPyC's secure comparisons).
+    method of MPyC's secure comparisons, whose ``sgn`` shifts R by the number of
+    random bits in the same way).
+
+    The mask must not skip a bit: an earlier release shifted R by 2**(bits + 1),
+    which left bit ``bits`` of the mask 0, so bit ``bits`` of c was 0 with
+    probability |x| / 2**bits and every server learnt about |x| (found by an
+    independent review; ``tests/mpc/test_mpc_vector.py`` now tests every bit of c).
     """
     x = np.asarray(x, dtype=np.uint64)
-    kappa = comparison_kappa(bits)
+    kappa = comparison_kappa(bits, eng.m)
     r = await random_bits(eng, (*x.shape, bits))
     weights = (np.uint64(1) << np.arange(bits, dtype=np.uint64)).astype(np.uint64)
     r_value = F.sum(F.mul(r, weights), axis=-1)
     big = await eng.sum_of_inputs(F.encode(random_below_power(kappa, x.shape)))
     y = F.add(x, F.const(1 << bits))
-    masked = F.add(F.add(y, r_value), F.mul(big, F.const(1 << (bits + 1))))
+    masked = F.add(F.add(y, r_value), F.mul(big, F.const(1 << bits)))
     c = await eng.open(masked, label=f"{label}: masked comparison {DATA_INDEPENDENT}")
     assert c is not None
     c_lo = np.asarray(c, dtype=np.int64) & np.int64((1 << bits) - 1)

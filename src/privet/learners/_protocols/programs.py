@@ -215,12 +215,21 @@ async def share_sorted_table(
     return eng, SortedTable(eng, onehot.reshape(n, S * u), sizes, u, depth), None
 
 
-def sorted_table_fits(n_rows: int, numbers: SecureNumbers, n_candidates: int, **run: Any) -> bool:
+def sorted_table_fits(
+    n_rows: int,
+    numbers: SecureNumbers,
+    n_candidates: int,
+    *,
+    n_classes: int = 2,
+    parties: int = 3,
+    **run: Any,
+) -> bool:
     """Whether the engine's comparisons hold the run's widest key with at least 30 masking bits.
 
     The widest key is a noisy-max key, (n + 2 bound + 1) 2**k with k the rank bits of
-    the candidates (:func:`privet.mpc.vector.comparison_kappa`), or the exact split's
-    (n + 2) m + m.
+    the candidates of a split (``n_candidates`` attributes) or of a leaf
+    (``n_classes`` classes), or the exact split's (n + 2) m + m; the masking room also
+    shrinks with the number of ``parties`` (:func:`privet.mpc.vector.comparison_kappa`).
     """
     from privet.mpc.vector import comparison_kappa
 
@@ -228,10 +237,10 @@ def sorted_table_fits(n_rows: int, numbers: SecureNumbers, n_candidates: int, **
         run.get("leaf", "laplace"), run.get("split_epsilon"), run["leaf_epsilon"]
     )
     bound = max(int(getattr(m, "noise_bound", 0)) for m in (split_mech, leaf_mech) if m)
-    k = max(1, math.ceil(math.log2(n_candidates + 1)))
+    k = max(1, math.ceil(math.log2(max(n_candidates, n_classes) + 1)))
     widest = max((n_rows + 2 * bound + 1) << k, (n_rows + 2) * n_candidates + n_candidates)
     try:
-        comparison_kappa(widest.bit_length() + 1)
+        comparison_kappa(widest.bit_length() + 1, parties)
     except InvalidParameterError:
         return False
     return True

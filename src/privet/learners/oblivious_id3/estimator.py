@@ -397,6 +397,8 @@ class ObliviousID3Classifier(BaseTreeClassifier):
                 codes.shape[0],
                 numbers,
                 schema.n_features,
+                n_classes=schema.n_classes,
+                parties=self.parties,
                 split_epsilon=eps_split if self.split == "exponential" else None,
                 leaf_epsilon=eps_leaf,
                 leaf=self.leaf,

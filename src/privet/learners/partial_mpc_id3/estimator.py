@@ -335,6 +335,8 @@ class PartialMPCID3Classifier(BaseTreeClassifier):
                 codes.shape[0],
                 numbers,
                 schema.n_features,
+                n_classes=schema.n_classes,
+                parties=self.parties,
                 split_epsilon=eps,
                 leaf_epsilon=eps,
                 leaf=self.leaf,
