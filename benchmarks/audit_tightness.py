@@ -409,6 +409,8 @@ def _reduced(args: argparse.Namespace) -> list[str]:
         short.append("no one-run audits")
     if args.zoo_trials:
         short.append(f"{args.zoo_trials} trainings per side in the zoo (each entry's own count)")
+    if args.protocol_trials < 100 and not args.skip_protocols:
+        short.append(f"{args.protocol_trials} protocol runs per side (the default is 100)")
     if args.false_fail_audits and args.false_fail_audits < 100:
         short.append(f"{args.false_fail_audits} audits of correct learners (not 100)")
     if not short:
