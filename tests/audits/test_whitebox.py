@@ -282,3 +282,36 @@ def test_the_white_box_audit_runs_through_the_protocol_on_what_the_parties_open(
     assert r.outcomes == {"ok": 8}, r.notes  # no transcript the reference cannot follow
     assert r.measured and 0.0 <= r.epsilon_lower <= 1.0
     assert 0.9 < r.pair_epsilon <= 1.0 + 1e-9  # the canary moves the sums by what is charged
+
+
+def test_dp_id3_selections_realise_their_charge_under_add_remove(car):
+    """Issue 32: Alg. 6's exp(eps' u / 2) on the monotone max-operator score spends only
+    eps'/2 of the eps' it is charged, so no pair can show more than about 0.67 of a
+    proven 1 at depth 1; the monotone form (DPID3's default under add/remove) lets the
+    worst-case pair reach about 0.98. ``pair_epsilon`` is the largest loss the recorded
+    transcripts allow by the mechanisms' laws: the same at every seed tried (0-4)."""
+    from privet.audits.learners import LearnerSpec
+    from privet.learners import DPID3Classifier
+
+    def paper(*, epsilon, max_depth, schema, ledger, **_):
+        return DPID3Classifier(
+            epsilon=epsilon, max_depth=max_depth, schema=schema, ledger=ledger, em_form="paper"
+        )
+
+    kw = {
+        "epsilon": 1.0,
+        "trials": 20,
+        "confidence": 0.95,
+        "max_depth": 1,
+        "output": "releases",
+        "one_run": False,
+        "n_jobs": 1,
+        "random_state": 0,
+    }
+    monotone = audit_learner("dp_id3", car.schema, **kw)
+    faithful = audit_learner(
+        LearnerSpec(name="dp_id3_paper", title="Alg. 6", build=paper), car.schema, **kw
+    )
+    assert monotone.proven_epsilon == pytest.approx(1.0) == faithful.proven_epsilon
+    assert monotone.best_release_test.pair_epsilon > 0.95
+    assert faithful.best_release_test.pair_epsilon < 0.7

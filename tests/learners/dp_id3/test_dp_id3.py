@@ -11,7 +11,8 @@ import pytest
 from privet.data import load_dataset
 from privet.errors import BudgetExceededError, NotFittedError, SchemaError
 from privet.learners import DPID3Classifier, PrivacyWarning
-from privet.ledger import Guarantee, Ledger
+from privet.learners._trees.scores import contingency, max_operator
+from privet.ledger import Exponential, Guarantee, Ledger
 
 
 def test_spent_equals_requested_epsilon(car):
@@ -199,3 +200,114 @@ def test_a_fit_on_another_datasets_schema_is_refused_and_charges_nothing(tmp_pat
             heart.X, heart.y
         )
     assert led.spent().epsilon == pytest.approx(1.0)
+
+
+# -- the monotone exponential mechanism under add/remove (issue 32) -----------------
+
+
+def _plan_entries(node):
+    """Every planned entry of a plan, depth first, with its step."""
+    out = [(c.step, c.entry) for c in node.charges]
+    for child, _, _ in node.groups:
+        out += _plan_entries(child)
+    return out
+
+
+@pytest.mark.parametrize("relation", ["add_remove", "replace_one"])
+@pytest.mark.parametrize("leaf", ["laplace", "exponential"])
+@pytest.mark.parametrize("em_form", ["auto", "paper"])
+def test_planned_entries_are_the_charged_entries(car, relation, leaf, em_form):
+    """The plan and the fit charge the same entries, monotone only under add/remove."""
+    led = Ledger(budget=Guarantee(10.0), relation=relation)
+    m = DPID3Classifier(
+        epsilon=0.9, max_depth=2, leaf=leaf, em_form=em_form, schema=car.schema, ledger=led
+    )
+    planned = {(step, entry) for step, entry in _plan_entries(m.privacy_plan())}
+    m.fit(car.X, car.y)
+    charged = {(c.step, c.entry) for c in led.charges}
+    if relation == "replace_one":  # the fit ran at its calibrated epsilon: plan that
+        at = DPID3Classifier(
+            epsilon=m.calibrated_epsilon_,
+            max_depth=2,
+            leaf=leaf,
+            em_form=em_form,
+            schema=car.schema,
+            ledger=led,
+        )
+        planned = {(step, entry) for step, entry in _plan_entries(at.privacy_plan())}
+    assert charged == planned
+    monotone = {e.monotone for _, e in planned if isinstance(e, Exponential)}
+    assert monotone == {relation == "add_remove" and em_form == "auto"}
+    # the monotone form charges what the paper's form charges: the same epsilon
+    assert led.spent().epsilon == pytest.approx(0.9, rel=1e-8)
+
+
+def _score_table(rows, n_attrs, n_values, n_classes):
+    """Max-operator score of every attribute of a dataset given as (codes..., class) rows."""
+    if not rows:
+        return np.zeros(n_attrs)
+    arr = np.array(rows, dtype=np.int64)
+    return np.array(
+        [
+            max_operator(contingency(arr[:, a], arr[:, -1], n_values, n_classes))
+            for a in range(n_attrs)
+        ]
+    )
+
+
+def test_max_operator_score_is_monotone_under_add_remove_and_not_under_replace_one():
+    """Exhaustive on a tiny domain: 2 attributes of 3 values, 2 classes (18 records),
+    every multiset of at most 3 records. Adding any record raises every attribute's
+    score by 0 or 1 (monotone, sensitivity 1: what the monotone exponential mechanism
+    needs); replacing one can lower one score and raise another."""
+    import itertools
+
+    domain = list(itertools.product(range(3), range(3), range(2)))
+    falls_and_rises = False
+    for size in range(4):
+        for rows in itertools.combinations_with_replacement(domain, size):
+            base = _score_table(list(rows), 2, 3, 2)
+            for rec in domain:
+                diff = _score_table([*rows, rec], 2, 3, 2) - base
+                assert set(diff.tolist()) <= {0.0, 1.0}, (rows, rec, diff)
+            for i, rec in itertools.product(range(size), domain):
+                moved = [*rows[:i], rec, *rows[i + 1 :]]
+                diff = _score_table(moved, 2, 3, 2) - base
+                assert np.all(np.abs(diff) <= 1.0)
+                falls_and_rises |= bool(diff.min() < 0 < diff.max())
+    assert falls_and_rises  # replace-one is not monotone: the paper's form stays there
+
+
+@pytest.mark.parametrize(
+    "relation, em_form, factor",
+    [("add_remove", "auto", 1.0), ("add_remove", "paper", 0.5), ("replace_one", "auto", 0.5)],
+)
+def test_split_selection_law_follows_the_form(toy, relation, em_form, factor):
+    """The root split is drawn with P(a) ∝ exp(factor eps' q_a): factor 1 (monotone) under
+    add/remove by default, 1/2 (Alg. 6) with em_form='paper' or under replace-one;
+    chi-square at alpha = 1e-4 against the law, and the other form rejected (the two
+    laws put 0.73 and 0.88 on 'good': about 8 sd apart at 600 fits)."""
+    from scipy import stats
+
+    X, y, schema = toy
+    codes, yc = schema.encode(X), schema.encode_target(pd.Series(y))
+    q = np.array([max_operator(contingency(codes[:, a], yc, 2, 2)) for a in range(2)])
+    eps_level = 0.2  # epsilon 0.4 over the 2 levels of a depth-1 tree
+
+    def law(f):
+        p = np.exp(f * eps_level * (q - q.max()))
+        return p / p.sum()
+
+    trials = 600
+    picks = np.zeros(2)
+    for _ in range(trials):
+        led = Ledger(budget=Guarantee(10.0), relation=relation)
+        m = DPID3Classifier(
+            epsilon=0.4, max_depth=1, em_form=em_form, schema=schema, ledger=led
+        ).fit(X, y)
+        picks[m.tree_.feature[0]] += 1
+    if relation == "replace_one":  # the fit ran at its calibrated epsilon
+        eps_level = m.calibrated_epsilon_ / 2
+    assert stats.chisquare(picks, trials * law(factor)).pvalue > 1e-4, (picks, law(factor))
+    other = 1.5 - factor
+    assert stats.chisquare(picks, trials * law(other)).pvalue < 1e-4, (picks, law(other))

@@ -249,10 +249,14 @@ def reference_accounting(relation: NeighbouringRelation) -> NoiseAccounting:
 
 @functools.lru_cache(maxsize=512)
 def exponential_mechanism(
-    epsilon: float, sensitivity: float, relation: NeighbouringRelation
+    epsilon: float, sensitivity: float, relation: NeighbouringRelation, monotone: bool = False
 ) -> ExponentialMechanism:
-    """The exponential mechanism for ``relation`` (cached: the growers call it per level)."""
-    return make_exponential(epsilon, sensitivity=sensitivity, relation=relation)
+    """The exponential mechanism for ``relation`` (cached: the growers call it per level).
+
+    ``monotone``: its form for a utility that moves one way between neighbours,
+    exp(epsilon u / sensitivity) (the caller shows the utility is monotone).
+    """
+    return make_exponential(epsilon, sensitivity=sensitivity, monotone=monotone, relation=relation)
 
 
 @functools.lru_cache(maxsize=512)

@@ -31,6 +31,26 @@ class DPID3Classifier(BaseTreeClassifier):
     stopping rule is data independent (depth reached or no attribute left), so
     the tree is complete.
 
+    Under add/remove neighbours the exponential mechanisms use their *monotone*
+    form by default (``em_form="auto"``): probabilities proportional to
+    ``exp(eps' u / Delta)`` rather than Alg. 6's ``exp(eps' u / (2 Delta))``,
+    at the same ``eps' = epsilon / (h + 1)``. Both utilities are monotone
+    under add/remove: adding a record raises one class count of one value of
+    every attribute by 1, so each attribute's max-operator score (the sum over
+    its values of the largest class count) rises by 0 or 1, and each leaf's
+    class counts rise by 0 or 1; removing one lowers them alike. For a
+    utility of sensitivity Delta that moves in one direction between
+    neighbours, the exponential mechanism with ``exp(eps' u / Delta)`` is
+    eps'-DP (McSherry & Talwar 2007; Dwork & Roth 2014, the remark after
+    Thm. 3.10) and eps'-bounded range: ``log p'(r) / p(r) = eps' (u'_r -
+    u_r) / Delta - log(Z' / Z)`` with both terms in ``[0, eps']`` (adding a
+    record; both in ``[-eps', 0]`` removing one). So the ledger charges the
+    same :class:`~privet.ledger.Exponential` entry (with ``monotone=True``)
+    and the claim is unchanged; only the selection is sharper. Alg. 6 as
+    written spends eps'/2 of what it is charged. Under replace-one a record
+    moves from one value (or leaf) to another, so scores can fall and rise
+    at once: not monotone, and the paper's form is used.
+
     Parameters
     ----------
     epsilon : float, default=1.0
@@ -39,6 +59,12 @@ class DPID3Classifier(BaseTreeClassifier):
         Number of split levels ``h``.
     split : {"exponential"}, default="exponential"
         DP node splitting (App. A.2.3).
+    em_form : {"auto", "paper"}, default="auto"
+        Form of the exponential mechanisms (splits and exponential leaves).
+        ``"auto"``: the monotone form ``exp(eps' u / Delta)`` under add/remove
+        neighbours (sound there, see above), the paper's ``exp(eps' u / (2
+        Delta))`` under replace-one. ``"paper"``: Alg. 6 as written on every
+        relation (same charges, noisier selections).
     leaf : {"laplace", "exponential"}, default="laplace"
         DP leaf update (App. A.2.4): argmax of Laplace-noised class counts
         ("private counting") or the exponential mechanism with the counts as
@@ -82,6 +108,7 @@ class DPID3Classifier(BaseTreeClassifier):
         "epsilon": [Interval(Real, 0, None, closed="neither")],
         "split": [StrOptions({"exponential"})],
         "leaf": [StrOptions({"laplace", "exponential"})],
+        "em_form": [StrOptions({"auto", "paper"})],
         "ledger": "no_validation",  # checked in _scope: Ledger, Scope or None
     }
 
@@ -92,6 +119,7 @@ class DPID3Classifier(BaseTreeClassifier):
         max_depth: int = 3,
         split: str = "exponential",
         leaf: str = "laplace",
+        em_form: str = "auto",
         schema: Any = None,
         ledger: Any = None,
         public_domain: str = "schema",
@@ -101,6 +129,7 @@ class DPID3Classifier(BaseTreeClassifier):
         self.max_depth = max_depth
         self.split = split
         self.leaf = leaf
+        self.em_form = em_form
         self.schema = schema
         self.ledger = ledger
         self.public_domain = public_domain
@@ -141,9 +170,10 @@ class DPID3Classifier(BaseTreeClassifier):
         disjoint = self._relation() is NeighbouringRelation.ADD_REMOVE
         node = plan
         width = schema.max_domain_size if schema is not None else 2
+        monotone = self._monotone(self._relation())
         for level in range(h):
             node.charge(
-                Exponential(epsilon=eps, sensitivity=1.0),
+                Exponential(epsilon=eps, sensitivity=1.0, monotone=monotone),
                 mechanism="exponential",
                 step=f"split, depth {level}",
             )
@@ -153,10 +183,17 @@ class DPID3Classifier(BaseTreeClassifier):
         leaf_node.charge(self._leaf_entry(eps), mechanism=self.leaf, step="leaf")
         return plan
 
+    def _monotone(self, relation: NeighbouringRelation) -> bool:
+        """Whether the exponential mechanisms take their monotone form (class docstring).
+
+        Max-operator scores and class counts are monotone under add/remove only.
+        """
+        return self.em_form == "auto" and relation is NeighbouringRelation.ADD_REMOVE
+
     def _leaf_entry(self, eps: float) -> Exponential | Laplace:
-        if self.leaf == "exponential":
-            return Exponential(epsilon=eps, sensitivity=1.0)
         relation = self._relation()
+        if self.leaf == "exponential":
+            return Exponential(epsilon=eps, sensitivity=1.0, monotone=self._monotone(relation))
         sens = 1.0 if relation is NeighbouringRelation.ADD_REMOVE else 2.0
         return Laplace(scale=sens / eps, sensitivity=sens)
 
@@ -194,7 +231,7 @@ class DPID3Classifier(BaseTreeClassifier):
         caller = type(self).__name__
         relation = scope.ledger.relation
         disjoint = relation is NeighbouringRelation.ADD_REMOVE
-        select = exponential_mechanism(float(eps), 1.0, relation)
+        select = exponential_mechanism(float(eps), 1.0, relation, self._monotone(relation))
         b = TreeBuilder(c)
         # the frontier: (node, scope, rows, attributes left) of one level
         level = [(b.add_node(0), scope, np.arange(codes.shape[0]), list(range(len(sizes))))]
@@ -265,7 +302,7 @@ class DPID3Classifier(BaseTreeClassifier):
             )
             values = np.asarray(noisy, dtype=float)
         else:
-            mech = exponential_mechanism(float(eps), 1.0, relation)
+            mech = exponential_mechanism(float(eps), 1.0, relation, self._monotone(relation))
             utilities = list(counts.astype(float))
             if relation is NeighbouringRelation.ADD_REMOVE:
                 labels = mech.release_disjoint(
