@@ -13,6 +13,8 @@ def test_demo_runs_end_to_end_and_leaves_a_ledger(tmp_path, capsys):
     assert main(["demo", "--ledger", str(path), "--audit-trials", "20"]) == 0
     out = capsys.readouterr().out
     assert "Privacy plan" in out and "BudgetExceededError" in out
+    # the DP tree's audit is white box (its released noisy values), the non-private one's black box
+    assert "White box" in out and "releases) trainings" in out and "Black box" in out
     led = Ledger.open(path, dataset="car")
     assert led.spent() == Guarantee(1.0)  # the over-budget call charged nothing
     assert led.remaining() == Guarantee(1.0)
