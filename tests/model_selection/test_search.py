@@ -68,6 +68,9 @@ def test_one_charge_within_budget_and_each_run_within_its_price(car, relation):
         {"learning_rate": a, "max_depth": b} for a in (0.5, 1.0) for b in (1, 2)
     ]
     assert set(s.predict(car.X)) <= set(car.schema.classes)
+    # (review 3, finding 4) without a public size the score is released as the noisy sum
+    # (a count of correct predictions), never divided by the private row count
+    assert s.best_score_ == s.best_score_sum_
 
 
 def test_base_run_curve_is_the_costliest_candidate_from_the_learner_sigma(car):
@@ -124,7 +127,8 @@ def test_one_class_schema_is_refused_before_any_search():
 
 
 @pytest.mark.parametrize("bad", [{"epsilon": 0}, {"delta": 0}, {"scoring": "f1"},
-                                 {"validation_fraction": 1.0}, {"n_runs": 1}])  # fmt: skip
+                                 {"validation_fraction": 1.0}, {"n_runs": 1},
+                                 {"public_n_samples": 0}, {"public_n_samples": 10.5}])  # fmt: skip
 def test_bad_parameters_name_the_fix(car, bad):
     with pytest.raises(InvalidParameterError):
         _search(car, **bad).privacy_plan()
@@ -136,8 +140,10 @@ def test_any_privet_learner_and_log_loss(car):
     led = Ledger(budget=Guarantee(2.0, 1e-5))
     est = DPID3Classifier(schema=car.schema)
     s = PrivateSearchCV(est, {"max_depth": [2, 3]}, epsilon=2.0, scoring="neg_log_loss",
-                        ledger=led).fit(car.X, car.y)  # fmt: skip
+                        public_n_samples=len(car.y), ledger=led).fit(car.X, car.y)  # fmt: skip
     assert len(led.charges) == 1 and led.spent().epsilon <= 2.0 * (1 + 1e-9)
+    # a mean over the public size the user gave (review 3, finding 4), nothing charged for it
+    assert s.best_score_ == s.best_score_sum_ / (0.2 * len(car.y))
     assert s.best_score_ <= 0.0 + 1.0  # a mean log-likelihood (noisy), not a probability
     assert math.isfinite(s.best_score_)
 

@@ -27,7 +27,10 @@ differential privacy", ICLR, Alg. 1 with Thm. 2), built on Liu & Talwar (2019,
    charges are checked against the base run the selection was priced for.
 4. Only the best run is released: its parameters, its fitted model and its noisy
    score. ``K``, the other candidates tried and their scores stay hidden (the
-   theorem covers the best run only).
+   theorem covers the best run only). The score is released as the noisy sum it is;
+   it is divided by a size only when the user gives a public one
+   (``public_n_samples``): the row count is private under add/remove, and a score
+   divided by it would be a release the entry does not cover (review 3, finding 4).
 
 The caller's ledger records one charge, the :class:`PrivateSelection` entry, whose
 docstring has the math. The best model is trained on the training part only (a
@@ -39,7 +42,7 @@ from __future__ import annotations
 import math
 import secrets
 from collections.abc import Mapping, Sequence
-from numbers import Real
+from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
@@ -100,6 +103,12 @@ class PrivateSearchCV(ClassifierMixin, BaseEstimator):
     scoring : {"accuracy", "neg_log_loss"}, default="accuracy"
     validation_fraction : float, default=0.2
         Probability that a record is in the validation part.
+    public_n_samples : int or None, default=None
+        A public number of rows (known without reading the data, e.g. from a
+        published total), used only to turn the released noisy score into a mean:
+        ``best_score_ = best_score_sum_ / (validation_fraction * public_n_samples)``.
+        None: ``best_score_`` is the noisy sum itself. The data's own row count is
+        never used: it is private under add/remove neighbours.
     ledger : Ledger, Scope or None
         Where the search is charged; ``None`` makes a ledger with budget
         ``(epsilon, delta)``.
@@ -113,10 +122,15 @@ class PrivateSearchCV(ClassifierMixin, BaseEstimator):
         The released candidate.
     best_estimator_ : estimator
         Its model, fitted on the training part with ``epsilon=epsilon_run_``.
+    best_score_sum_ : float
+        Its noisy validation score as released by the selection: the number of
+        correct validation predictions (``"accuracy"``) or the sum of clipped
+        log-likelihoods (``"neg_log_loss"``), plus Gaussian noise.
     best_score_ : float
-        Its noisy validation score, divided by the expected validation size
-        ``validation_fraction * n`` (a public-size approximation: the true size is
-        not released).
+        ``best_score_sum_ / (validation_fraction * public_n_samples)`` when
+        ``public_n_samples`` is given (a mean over the expected validation size);
+        else ``best_score_sum_`` (a noisy sum, not a mean). Both are post-processing
+        of the released score and of public values: nothing more is charged.
     epsilon_run_ : float
         The per-run budget given to every candidate.
     entry_ : PrivateSelection
@@ -150,6 +164,7 @@ class PrivateSearchCV(ClassifierMixin, BaseEstimator):
         eta: float = 0.0,
         scoring: str = "accuracy",
         validation_fraction: float = 0.2,
+        public_n_samples: int | None = None,
         ledger: Any = None,
         random_state: Any = None,
     ) -> None:
@@ -161,6 +176,7 @@ class PrivateSearchCV(ClassifierMixin, BaseEstimator):
         self.eta = eta
         self.scoring = scoring
         self.validation_fraction = validation_fraction
+        self.public_n_samples = public_n_samples
         self.ledger = ledger
         self.random_state = random_state
 
@@ -202,12 +218,18 @@ class PrivateSearchCV(ClassifierMixin, BaseEstimator):
                 self.n_runs,
                 self.n_runs is None or (isinstance(self.n_runs, Real) and self.n_runs > 1),
             ),
+            (
+                "public_n_samples",
+                self.public_n_samples,
+                self.public_n_samples is None
+                or (isinstance(self.public_n_samples, Integral) and self.public_n_samples >= 1),
+            ),
         ):
             if not ok or isinstance(value, bool):
                 raise InvalidParameterError(
                     f"The {pname!r} parameter of {name} is out of range, got {value!r}: "
                     "epsilon > 0, 0 < delta < 1, 0 <= eta <= 10, 0 < validation_fraction < 1, "
-                    "n_runs > 1 or None."
+                    "n_runs > 1 or None, public_n_samples an int >= 1 or None."
                 )
         if self.scoring not in SCORINGS:
             raise InvalidParameterError(
@@ -415,7 +437,13 @@ class PrivateSearchCV(ClassifierMixin, BaseEstimator):
                 if best is None or run_score > best[0]:
                     best = (run_score, cand, model)
         assert best is not None  # K >= 1
-        self.best_score_ = best[0] / max(1.0, float(self.validation_fraction) * len(ys))
+        # the released noisy sum; a mean only over a public size (the row count is private)
+        self.best_score_sum_ = best[0]
+        self.best_score_ = (
+            best[0]
+            if self.public_n_samples is None
+            else best[0] / (float(self.validation_fraction) * int(self.public_n_samples))
+        )
         self.best_params_ = dict(best[1])
         self.best_estimator_ = best[2]
         self.classes_ = best[2].classes_

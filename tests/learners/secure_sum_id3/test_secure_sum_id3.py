@@ -9,11 +9,12 @@ import pandas as pd
 import pytest
 import scipy.stats
 
-from privet.data import load_dataset
+from privet.data import Categorical, Schema, load_dataset
 from privet.errors import BudgetExceededError, InvalidParameterError, SchemaError
 from privet.learners import ID3Classifier, SecureSumID3Classifier
 from privet.learners.secure_sum_id3.field import (
     DEFAULT_PRIME,
+    LARGE_PRIME,
     SMALL_PRIME,
     FieldSampler,
     choose_prime,
@@ -341,7 +342,13 @@ def test_default_field_is_small_only_for_the_exact_protocol(nursery):
     assert exact.prime_ == SMALL_PRIME  # its row count is opened anyway
     dp = SecureSumID3Classifier(schema=schema, max_depth=1, epsilon=1.0).fit(X, y)
     assert dp.prime_ == DEFAULT_PRIME  # never chosen from the private row count
-    assert choose_prime(None, 3, 40_000, exact=True) == DEFAULT_PRIME
+    assert choose_prime(None, 3, 40_000) == DEFAULT_PRIME
+    assert choose_prime(None, 3, 2**30) == LARGE_PRIME
+    # a public max_rows that fits the small field lets the DP variant use it
+    small = SecureSumID3Classifier(schema=schema, max_depth=1, epsilon=1.0, max_rows=len(y)).fit(
+        X, y
+    )
+    assert small.prime_ == SMALL_PRIME
 
 
 def test_dp_field_margin(nursery):
@@ -349,6 +356,72 @@ def test_dp_field_margin(nursery):
     schema, X, y = nursery
     with pytest.raises(InvalidParameterError, match="too small for the counts"):
         SecureSumID3Classifier(schema=schema, epsilon=1.0, prime=3001).fit(X, y)
+
+
+def _two_attribute_data(n):
+    schema = Schema(
+        [Categorical("a", ["x", "y"]), Categorical("b", ["x", "y"])], Categorical("cls", ["n", "p"])
+    )
+    rng = np.random.default_rng(n)
+    X = pd.DataFrame({"a": rng.choice(["x", "y"], n), "b": rng.choice(["x", "y"], n)})
+    return schema, X, rng.choice(["n", "p"], n)
+
+
+# review 3, finding 2: prime 65521 at epsilon 0.0165 (noise margin 32,727) fitted 20 rows
+# and refused 40 and 60 rows, stating n + margin, and charged nothing.
+PRIME, EPS, MARGIN = 65521, 0.0165, 32727
+
+
+def test_dp_user_prime_is_refused_alike_for_every_row_count():
+    """The DP variant's accept/refuse decision and its message do not depend on the
+    private row count: without a public max_rows, a prime too small for the default
+    bound is refused for 20, 40 and 60 rows alike, before any data is read."""
+    messages = set()
+    for n in (20, 40, 60):
+        schema, X, y = _two_attribute_data(n)
+        led = Ledger(budget=Guarantee(1.0))
+        est = SecureSumID3Classifier(
+            epsilon=EPS, max_depth=2, prime=PRIME, schema=schema, ledger=led
+        )
+        with pytest.raises(InvalidParameterError, match="too small for the counts") as err:
+            est.fit(X, y)
+        assert _nothing_charged(led)
+        assert str(n + MARGIN) not in str(err.value)
+        messages.add(str(err.value))
+        # refused before the data is read: a label outside the schema is not seen
+        bad = y.copy().astype(object)
+        bad[0] = "no_such_class"
+        with pytest.raises(InvalidParameterError, match="too small for the counts"):
+            est.fit(X, bad)
+        assert _nothing_charged(led)
+    assert len(messages) == 1
+    assert "max_rows=None" in messages.pop()
+
+
+def test_dp_user_prime_with_public_max_rows_fits_every_row_count():
+    """With a public max_rows the prime is checked against max_rows + margin; the fit then
+    never compares max_rows with the row count: 40 and 60 rows fit like 20."""
+    for n in (20, 40, 60):
+        schema, X, y = _two_attribute_data(n)
+        led = Ledger(budget=Guarantee(1.0))
+        est = SecureSumID3Classifier(
+            epsilon=EPS, max_depth=2, prime=PRIME, max_rows=20, schema=schema, ledger=led
+        ).fit(X, y)
+        assert est.prime_ == PRIME
+        assert 0 < led.spent().epsilon <= EPS * (1 + 1e-9)  # one charge per level reached
+    # a max_rows too large for the prime is refused, the message naming public values only
+    led = Ledger(budget=Guarantee(1.0))
+    with pytest.raises(InvalidParameterError, match=r"max_rows=100 .* 32827 .*\(p > 65654\)"):
+        SecureSumID3Classifier(
+            epsilon=EPS, max_depth=2, prime=PRIME, max_rows=100, schema=schema, ledger=led
+        ).fit(X, y)
+    assert _nothing_charged(led)
+
+
+def test_max_rows_must_be_positive(nursery):
+    schema, X, y = nursery
+    with pytest.raises(InvalidParameterError, match="max_rows"):
+        SecureSumID3Classifier(schema=schema, epsilon=1.0, max_rows=0).fit(X, y)
 
 
 def test_explicit_owners_override_n_parties(nursery):

@@ -245,3 +245,23 @@ def test_replace_one_budget_of_epsilon_over_processes_and_a_stopped_run(small):
         steps = [c.step for c in led.charges if c.step.startswith("node counts")]
         assert len(steps) == len(set(steps))  # one charge per level, not per node
         assert led.spent().epsilon <= 1.0 + 1e-9
+
+
+def test_more_rows_than_the_public_max_rows_warns_from_the_opened_sums(small):
+    """Review 3, finding 2: the DP variant checks its field against the public max_rows
+    only. 400 rows in a field made for max_rows=10 (p = 67 > 2 (10 + margin 21)) wrap
+    modulo p; the run still spends only epsilon (a wrapped sum is a function of the noisy
+    sum) and warns from the opened sums. With max_rows=400 the same run does not warn."""
+    import warnings
+
+    schema, X, y = small
+    kw = dict(schema=schema, epsilon=50.0, max_depth=1, backend="shamir", n_parties=3)
+    led = Ledger(budget=Guarantee(50.0))
+    with pytest.warns(RuntimeWarning, match="wrapped modulo prime=67"):
+        est = SecureSumID3Classifier(**kw, prime=67, max_rows=10, ledger=led).fit(X, y)
+    assert est.prime_ == 67 and 0 < led.spent().epsilon <= 50.0 * (1 + 1e-9)
+    led = Ledger(budget=Guarantee(50.0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        est = SecureSumID3Classifier(**kw, max_rows=len(y), ledger=led).fit(X, y)
+    assert 0 < led.spent().epsilon <= 50.0 * (1 + 1e-9)

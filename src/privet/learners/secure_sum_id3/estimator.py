@@ -6,6 +6,7 @@ import contextlib
 import math
 import re
 import tempfile
+import warnings
 from collections.abc import Iterator
 from numbers import Integral, Real
 from pathlib import Path
@@ -15,7 +16,12 @@ import numpy as np
 import pandas as pd
 
 from privet.data import Schema
-from privet.errors import BudgetExceededError, InvalidParameterError, MPCError, SchemaError
+from privet.errors import (
+    BudgetExceededError,
+    InvalidParameterError,
+    MPCError,
+    SchemaError,
+)
 from privet.learners._base import (
     BaseTreeClassifier,
     _validate_params,
@@ -52,6 +58,8 @@ EXACT_REASON = (
 )
 DEFAULT_DP_DEPTH = 4
 NOISE_TAIL = 60.0  # P(|noise| > 60 * scale) < e^-60 per count: the field margin
+DEFAULT_MAX_ROWS = 2**29
+"""The DP variant's public row bound when ``max_rows`` is not given (about 5.4e8 rows)."""
 
 
 #: Most parties fit deals the rows to (2**70 overflowed numpy).
@@ -114,9 +122,28 @@ class SecureSumID3Classifier(BaseTreeClassifier):
         (:mod:`~privet.learners.secure_sum_id3.verified`).
     prime : int or None, default=None
         The field Z_p of the summation; it must exceed twice the largest sum.
-        By default the exact protocol uses 65,521 when the rows fit (shares
+        By default the exact protocol uses 65,521 when its rows fit (shares
         travel as 2-byte words; the protocol releases the row count anyway),
-        else 2^31 - 1, as does the DP variant (whose row count is private).
+        else 2^31 - 1 (else 2^61 - 1). The DP variant chooses and checks the
+        field from public values only: the largest sum is ``max_rows`` plus
+        the noise margin (60 times the largest noise scale), and p must exceed
+        twice that (65,521 when it does, else 2^31 - 1, else 2^61 - 1).
+    max_rows : int or None, default=None
+        DP variant: a public upper bound on the total number of rows, which
+        is private under add/remove neighbours. Only the field depends on it:
+        a ``prime`` too small for ``max_rows`` plus the noise margin is
+        refused before any data is read (nothing charged; the message holds
+        public values only). None means 2^29 rows (``DEFAULT_MAX_ROWS``),
+        which the default field holds; a smaller user ``prime`` needs a
+        smaller ``max_rows``. The fit never compares the bound with the
+        actual row count (that comparison would reveal it): with more rows a
+        process run's sum may leave the field and wrap modulo p (the
+        reference path has no field). The guarantee is unchanged
+        (the opened value is the noisy sum mod p, a function of the noisy
+        sum), but the tree may be wrong; a process run then warns when an
+        opened (noisy, released) sum lies outside [-margin, max_rows + margin].
+        Ignored by the exact protocol, which opens its row count and checks
+        the field against it.
     timeout : float, default=120
         Seconds a party waits for a silent peer before the run fails.
     schema, ledger, public_domain, random_state
@@ -146,6 +173,9 @@ class SecureSumID3Classifier(BaseTreeClassifier):
     released); ``epsilon`` for the DP variant against anyone who sees the
     tree or the sums, including any single party that subtracts its own noise
     share (the other n - 1 shares already make a full discrete Laplace). The
+    shares are NB(1/(n-1)) differences, so a coalition of two or more curious
+    parties that subtracts its shares sees less noise than the ledger assumes:
+    the guarantee covers outsiders and single parties, not coalitions. The
     sharing polynomials' coefficients come from a ChaCha20 key stream keyed
     from the OS; the DP noise shares come from numpy's PCG64DXSM seeded from
     the OS, not a CSPRNG.
@@ -179,6 +209,7 @@ class SecureSumID3Classifier(BaseTreeClassifier):
         "backend": [StrOptions({"reference", "shamir", "mpyc"})],
         "verify": [StrOptions({"two", "all", "malicious"})],
         "prime": [Interval(Integral, 2, None, closed="left"), None],
+        "max_rows": [Interval(Integral, 1, None, closed="left"), None],
         "timeout": [Interval(Real, 0, None, closed="neither")],
         "ledger": "no_validation",
     }
@@ -192,6 +223,7 @@ class SecureSumID3Classifier(BaseTreeClassifier):
         backend: str = "reference",
         verify: str = "two",
         prime: int | None = None,
+        max_rows: int | None = None,
         timeout: float = 120.0,
         schema: Any = None,
         ledger: Any = None,
@@ -204,6 +236,7 @@ class SecureSumID3Classifier(BaseTreeClassifier):
         self.backend = backend
         self.verify = verify
         self.prime = prime
+        self.max_rows = max_rows
         self.timeout = timeout
         self.schema = schema
         self.ledger = ledger
@@ -229,7 +262,10 @@ class SecureSumID3Classifier(BaseTreeClassifier):
         return led.relation if led is not None else NeighbouringRelation.ADD_REMOVE
 
     def _level_entries(self, schema: Schema | None) -> list[Any]:
-        """The entry charged at each node of each level 0..h (public)."""
+        """The entry charged at each level 0..h (public): in the DP variant one
+        histogram over the cells of all nodes of the level, charged once in the fit's
+        scope; in the exact protocol the ``NonPrivate`` release charged at each node of
+        the level, in the node's scope (see :meth:`privacy_plan`)."""
         h = self._depth(schema)
         if self.epsilon is None:
             return [NonPrivate(reason=EXACT_REASON)] * (h + 1)
@@ -349,47 +385,125 @@ class SecureSumID3Classifier(BaseTreeClassifier):
         self._check_mode(dealt=parties is None and datasets is None)
         self.schema_ = self._resolve_schema(X, y) if datasets is None else self._party_schema()
         scope = self._open_scope()
-        with self._calibrated(scope) as plan, self._reserve(plan, scope) as res:
-            codes, ys = self._party_data(X, y, parties, datasets)
-            if self.verify == "malicious" and self.backend == "shamir" and len(ys) < 3:
-                raise InvalidParameterError(
-                    f"verify='malicious' needs at least 3 parties, got {len(ys)}: with two, "
-                    "each party's shares determine the other's polynomial of degree 2n - 3 = 1 "
-                    "(and the sum tells it the other's value anyway). Use more parties or "
-                    "verify='two'. Nothing was charged."
-                )
+        with self._calibrated(scope) as plan:
             entries = self._level_entries(self.schema_)
-            n_rows = sum(len(v) for v in ys)
-            margin = 0 if self.epsilon is None else int(NOISE_TAIL * max(e.scale for e in entries))
-            prime = choose_prime(self.prime, len(ys), n_rows, exact=self.epsilon is None)
-            check_prime(prime, len(ys), n_rows + margin)
-            self.prime_ = prime = int(prime)
-            tracker = _ScopeTracker(scope, self.schema_, entries, type(self).__name__)
-            if self.backend == "reference":
-                arrays = grow_reference(
-                    codes,
-                    ys,
-                    self.schema_.domain_sizes,
-                    self.schema_.n_classes,
-                    self._depth(self.schema_),
-                    scales=None if self.epsilon is None else [e.scale for e in entries],
-                    rng=np.random.default_rng(),
-                    before_release=lambda level, grower: tracker.charge_level(
-                        [nd.node for nd in level.nodes], grower.tree
-                    ),
-                )
-                self.run_stats_ = None
-            else:
-                with self._charged_on_failure(scope):
-                    arrays = self._run_parties(codes, ys, entries, prime)
-                tracker.replay(arrays)
-            self.tree_ = _to_tree(arrays, self.schema_.n_classes)
-            self.rounds_ = int(arrays.rounds)
+            field = None if self.epsilon is None else self._public_field(entries, datasets)
+            with self._reserve(plan, scope) as res:
+                self._fit_reserved_run(X, y, parties, datasets, entries, field, scope)
         self._fitted_common(self.schema_)
-        self.n_parties_ = len(ys)
         self.privacy_spent_ = res.used()
         self.privacy_claim_ = plan.claim
         return self
+
+    def _margin(self, entries: list[Any]) -> int:
+        """How far noise can move a sum (public): 60 times the largest scale, 0 if exact."""
+        return 0 if self.epsilon is None else int(NOISE_TAIL * max(e.scale for e in entries))
+
+    def _public_field(self, entries: list[Any], datasets: list | None) -> tuple[int, int]:
+        """DP variant: choose and check the field from public values, before any data is
+        read; returns the prime and the largest sum it must hold (``max_rows`` + margin).
+
+        Under add/remove the row count is private: a check against it (as the exact
+        protocol makes) would refuse or accept depending on it, and state it. Here the
+        decision and the message depend on ``prime``, ``max_rows``, epsilon, the schema
+        and the number of parties only; a refusal charges nothing.
+        """
+        rows = DEFAULT_MAX_ROWS if self.max_rows is None else int(self.max_rows)
+        margin = self._margin(entries)
+        bound = rows + margin
+        k = len(datasets) if datasets is not None else int(self.n_parties)
+        prime = choose_prime(self.prime, k, bound)
+        check_prime(prime, 2, 0)  # a prime at all; the actual party count is checked at the run
+        if prime <= 2 * bound:
+            given = (
+                f"max_rows={rows}"
+                if self.max_rows is not None
+                else f"max_rows=None (the public default bound of {rows} rows)"
+            )
+            raise InvalidParameterError(
+                f"prime={prime} is too small for the counts: with {given} and a noise margin "
+                f"of {margin} (60 times the largest noise scale at epsilon={self.epsilon}), a "
+                f"noisy sum can reach {bound} in absolute value and the field must hold every "
+                f"sum (p > {2 * bound}). Pass a public max_rows that bounds the number of rows "
+                f"(p > 2 * (max_rows + {margin})), a larger prime, or prime=None (the default "
+                "field is chosen to fit). Decided from public values only, before any data was "
+                "read; nothing was charged."
+            )
+        return int(prime), bound
+
+    def _fit_reserved_run(
+        self,
+        X: Any,
+        y: Any,
+        parties: Any,
+        datasets: list | None,
+        entries: list[Any],
+        field: tuple[int, int] | None,
+        scope: Scope,
+    ) -> None:
+        """The fit inside its reservation: read the data, run the protocol, charge."""
+        codes, ys = self._party_data(X, y, parties, datasets)
+        if self.verify == "malicious" and self.backend == "shamir" and len(ys) < 3:
+            raise InvalidParameterError(
+                f"verify='malicious' needs at least 3 parties, got {len(ys)}: with two, "
+                "each party's shares determine the other's polynomial of degree 2n - 3 = 1 "
+                "(and the sum tells it the other's value anyway). Use more parties or "
+                "verify='two'. Nothing was charged."
+            )
+        if field is None:  # the exact protocol opens the row count: check against it
+            n_rows = sum(len(v) for v in ys)
+            prime = choose_prime(self.prime, len(ys), n_rows)
+            check_prime(prime, len(ys), n_rows)
+        else:  # the DP variant: the field was checked against public values only
+            prime, bound = field
+            check_prime(prime, len(ys), bound)  # the sums pass: only the party count can fail
+        self.prime_ = prime = int(prime)
+        tracker = _ScopeTracker(scope, self.schema_, entries, type(self).__name__)
+        if self.backend == "reference":
+            arrays = grow_reference(
+                codes,
+                ys,
+                self.schema_.domain_sizes,
+                self.schema_.n_classes,
+                self._depth(self.schema_),
+                scales=None if self.epsilon is None else [e.scale for e in entries],
+                rng=np.random.default_rng(),
+                before_release=lambda level, grower: tracker.charge_level(
+                    [nd.node for nd in level.nodes], grower.tree
+                ),
+            )
+            self.run_stats_ = None
+        else:
+            with self._charged_on_failure(scope):
+                arrays = self._run_parties(codes, ys, entries, prime)
+            tracker.replay(arrays)
+            if field is not None:
+                self._warn_if_wrapped(field[1], self._margin(entries))
+        self.tree_ = _to_tree(arrays, self.schema_.n_classes)
+        self.rounds_ = int(arrays.rounds)
+        self.n_parties_ = len(ys)
+
+    def _warn_if_wrapped(self, bound: int, margin: int) -> None:
+        """Warn when an opened noisy sum lies outside [-margin, max_rows + margin].
+
+        Within ``max_rows`` rows every sum lies there except with probability below
+        e^-60 per count; outside it the data probably hold more rows than ``max_rows``
+        and a sum may have wrapped modulo p. The test reads only the opened sums, which
+        every party sees and the ledger has charged: post-processing, nothing to charge.
+        """
+        opened = [np.asarray(v, dtype=object) for v in getattr(self, "opened_", [])]
+        outside = any(v.size and (v.min() < -margin or v.max() > bound) for v in opened)
+        if outside:
+            warnings.warn(
+                f"{type(self).__name__}: an opened (noisy) sum lies outside [-{margin}, "
+                f"{bound}], the range {bound - margin} = max_rows rows allow: the data "
+                "probably hold more rows than max_rows, and a sum may have wrapped modulo "
+                f"prime={self.prime_}, so the tree may be wrong. The privacy guarantee is "
+                "unchanged (a wrapped sum is a function of the noisy sum). Refit with a "
+                "larger public max_rows (and prime).",
+                RuntimeWarning,
+                stacklevel=4,
+            )
 
     @contextlib.contextmanager
     def _calibrated(self, scope: Scope) -> Iterator[PrivacyPlan]:

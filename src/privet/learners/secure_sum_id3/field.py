@@ -100,18 +100,24 @@ SMALL_PRIME = 65521
 """The largest prime below 2^16: 2-byte shares for the exact protocol on up to 32,760 rows."""
 
 
-def choose_prime(prime: int | None, n_parties: int, n_rows: int, *, exact: bool) -> int:
+LARGE_PRIME = 2**61 - 1
+"""The Mersenne prime 2^61 - 1: the default when 2^31 - 1 is too small (Python integers)."""
+
+
+def choose_prime(prime: int | None, n_parties: int, bound: int) -> int:
     """The field of a run: the user's ``prime``, else the smallest default that fits.
 
-    Only the exact protocol picks the small field from the row count: it opens
-    the root's class totals (so the row count) to every party anyway. The DP
-    variant's row count is private, so its default does not depend on it.
+    ``bound`` is the largest absolute value a sum can take. The exact protocol
+    passes its row count, which it opens to every party anyway (the root's class
+    totals). The DP variant's row count is private, so it passes a public bound
+    (``max_rows`` plus the noise margin) and its field never depends on the data.
     """
     if prime is not None:
         return prime  # validated by check_prime
-    if exact and SMALL_PRIME > max(2 * n_rows, 2 * n_parties + 1):
-        return SMALL_PRIME
-    return DEFAULT_PRIME
+    for p in (SMALL_PRIME, DEFAULT_PRIME):
+        if p > max(2 * bound, 2 * n_parties + 1):
+            return p
+    return LARGE_PRIME
 
 
 def storage_dtype(p: int) -> np.dtype:
