@@ -147,8 +147,9 @@ def test_a_sorted_path_that_cannot_run_is_refused_before_launch_and_charges_noth
             model.fit(X, yy)
         assert led.charge_rows() == []
     # keys too wide for 30 bits of masking: 'auto' falls back, 'sorted' is refused
-    assert sorted_table_fits(10**4, NUMBERS, 12, split_epsilon=0.1, leaf_epsilon=0.1)
-    assert not sorted_table_fits(10**7, NUMBERS, 12, split_epsilon=0.1, leaf_epsilon=0.1)
+    kw = {"n_classes": 2, "parties": 3, "split_epsilon": 0.1, "leaf_epsilon": 0.1}
+    assert sorted_table_fits(10**4, NUMBERS, 12, **kw)
+    assert not sorted_table_fits(10**7, NUMBERS, 12, **kw)
 
 
 def test_sorted_table_fits_counts_the_classes_and_the_parties():
@@ -158,8 +159,8 @@ def test_sorted_table_fits_counts_the_classes_and_the_parties():
     from privet.mpc.vector import comparison_kappa
 
     run = {"split_epsilon": 1.0, "leaf_epsilon": 1.0, "leaf": "exponential"}
-    assert sorted_table_fits(2 * 10**6, NUMBERS, 1, n_classes=2, **run)
-    assert not sorted_table_fits(2 * 10**6, NUMBERS, 1, n_classes=100, **run)
+    assert sorted_table_fits(2 * 10**6, NUMBERS, 1, n_classes=2, parties=3, **run)
+    assert not sorted_table_fits(2 * 10**6, NUMBERS, 1, n_classes=100, parties=3, **run)
     assert comparison_kappa(16, 3) == 40
     assert comparison_kappa(26, 3) == 30 and comparison_kappa(24, 16) == 31
     with pytest.raises(InvalidParameterError, match="among 16 parties"):

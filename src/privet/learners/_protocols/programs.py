@@ -220,8 +220,8 @@ def sorted_table_fits(
     numbers: SecureNumbers,
     n_candidates: int,
     *,
-    n_classes: int = 2,
-    parties: int = 3,
+    n_classes: int,
+    parties: int,
     **run: Any,
 ) -> bool:
     """Whether the engine's comparisons hold the run's widest key with at least 30 masking bits.

@@ -5,7 +5,9 @@ scores and class counts are computed under MPC, the split attribute is chosen
 by the exponential mechanism and *revealed* (Alg. 8), and each leaf reveals
 either its Laplace-noised class counts (Alg. 9) or a label drawn by the
 exponential mechanism (Alg. 10). Everything revealed is DP, so the tree is
-public and its output distribution equals DP ID3's.
+public and its output distribution equals DP ID3's as Alg. 6 writes it
+(``DPID3Classifier(em_form="paper")``; DPID3's default under add/remove is the
+monotone exponential mechanism, which this protocol does not use yet).
 """
 
 from __future__ import annotations
@@ -57,7 +59,8 @@ class PartialMPCID3Classifier(BaseTreeClassifier):
     exponential mechanism (Alg. 10). The budget ``epsilon`` is split evenly over
     the ``h + 1`` levels of a tree of depth ``h = min(max_depth, n_features)``:
     ``epsilon / (h + 1)`` per query. The released tree is public, and its
-    distribution equals that of :class:`~privet.learners.DPID3Classifier`.
+    distribution equals that of :class:`~privet.learners.DPID3Classifier` with
+    ``em_form="paper"`` (Alg. 6 as written).
 
     Parameters
     ----------
@@ -130,7 +133,7 @@ class PartialMPCID3Classifier(BaseTreeClassifier):
 
     See Also
     --------
-    DPID3Classifier : the centralised Algorithm 6, same distribution.
+    DPID3Classifier : the centralised Algorithm 6, same distribution with ``em_form="paper"``.
     ObliviousID3Classifier : the paper's fully oblivious protocol.
 
     Notes
