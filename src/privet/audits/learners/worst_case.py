@@ -344,7 +344,7 @@ def worst_case_pair(estimator: Any, schema: Any) -> LearnerPair:
 
         return near_tie_pair(schema)
     if names & {"Exponential", "NoisyMax"} and schema.n_features >= 2:
-        # Poisson subsampling breaks the deep pair's exact ties (on Car at depth 3 the
+        # Poisson subsampling likely breaks the deep pair's exact ties (on Car at depth 3 the
         # Poisson forest's pair allowed 1.12-1.13 on it against 1.16-1.18 on split_pair)
         levels = 0 if _subsampled(plan) else _split_levels(estimator, schema)
         if levels >= 2:
