@@ -20,7 +20,12 @@ from privet.audits.bounds import gdp_epsilon
 from privet.audits.learners import audit_learner, resolve_learner
 from privet.audits.learners.transcripts import OK, run_trials
 from privet.audits.learners.whitebox import release_one_run, release_test
-from privet.audits.learners.worst_case import count_pair, split_pair, worst_case_pair
+from privet.audits.learners.worst_case import (
+    count_pair,
+    deep_split_pair,
+    split_pair,
+    worst_case_pair,
+)
 from privet.audits.zoo import LEARNER_ZOO, run_learner_zoo
 from privet.errors import BudgetExceededError, InvalidParameterError
 from privet.ledger import Guarantee, Ledger, NonPrivate
@@ -151,6 +156,10 @@ def test_the_worst_case_pair_follows_the_plan_or_the_learners_declaration(car):
         )
 
     assert pair_of("dp_id3").kind == "split"  # an exponential-mechanism split in its plan
+    deep = worst_case_pair(
+        resolve_learner("dp_id3").make(epsilon=1.0, max_depth=3, schema=schema), schema
+    )
+    assert deep.kind == "deep_split"  # ... at depth >= 2: worst case at every level
     assert pair_of("dp_extra_trees").kind == "count"
     assert pair_of("oblivious_id3_exact").kind == "near_tie"  # a non-private split
     fed = pair_of("federated_cart")  # declared in privet.learners.federated_cart.audit
@@ -315,3 +324,81 @@ def test_dp_id3_selections_realise_their_charge_under_add_remove(car):
     assert monotone.proven_epsilon == pytest.approx(1.0) == faithful.proven_epsilon
     assert monotone.best_release_test.pair_epsilon > 0.95
     assert faithful.best_release_test.pair_epsilon < 0.7
+
+
+def _max_operator_scores(schema, X, y, attrs):
+    from privet.learners._trees.scores import contingency, max_operator
+
+    sizes, c = schema.domain_sizes, schema.n_classes
+    return {a: max_operator(contingency(X[:, a], y, sizes[a], c)) for a in attrs}
+
+
+def _binary_schema():
+    from privet.data import Categorical, Schema
+
+    return Schema(
+        [Categorical(f"a{j}", ["x", "y"]) for j in range(4)] + [Categorical("w", list("xyz"))],
+        Categorical("label", ["p", "q"]),
+    )
+
+
+@pytest.mark.parametrize("depth", [1, 2, 3, 5, "binary"])
+def test_the_deep_split_pair_is_worst_case_at_every_level(car, depth):
+    """Issue 32: in the node the canary reaches at each level (following the attribute
+    that leads there), one attribute leads every other candidate by >= gap and the canary
+    leaves its max-operator score alone while it raises every other candidate's by 1; in
+    the leaf it adds 1 to one class count. Computed from the pair's codes."""
+    schema, depth = (_binary_schema(), 1) if depth == "binary" else (car.schema, depth)
+    pair = deep_split_pair(schema, depth, gap=40)
+    X0, y0 = schema.encode(pair.X0), schema.encode_target(pair.y0)
+    X1, y1 = schema.encode(pair.X1), schema.encode_target(pair.y1)
+    assert (X1[:-1] == X0).all() and (y1[:-1] == y0).all()  # D' = D + the canary
+    canary = X1[-1]
+    in0, in1 = np.ones(len(X0), bool), np.ones(len(X1), bool)
+    attrs = list(range(schema.n_features))
+    for _ in range(depth):
+        s0 = _max_operator_scores(schema, X0[in0], y0[in0], attrs)
+        s1 = _max_operator_scores(schema, X1[in1], y1[in1], attrs)
+        lead = max(attrs, key=s0.__getitem__)
+        assert all(s0[lead] >= s0[a] + 40 for a in attrs if a != lead)
+        assert s1[lead] == s0[lead]
+        assert all(s1[a] == s0[a] + 1 for a in attrs if a != lead)
+        in0 &= X0[:, lead] == canary[lead]
+        in1 &= X1[:, lead] == canary[lead]
+        attrs.remove(lead)
+    c = schema.n_classes
+    moved = np.bincount(y1[in1], minlength=c) - np.bincount(y0[in0], minlength=c)
+    assert sorted(moved.tolist()) == [0] * (c - 1) + [1]
+
+
+def test_the_deep_split_pair_needs_enough_attributes(car):
+    with pytest.raises(InvalidParameterError, match="cannot build 6 levels"):
+        deep_split_pair(car.schema, 6)  # the last level would have one candidate
+    binary = _binary_schema()  # one attribute with three values: one level
+    with pytest.raises(InvalidParameterError, match="at least three values"):
+        deep_split_pair(binary, 2)
+    assert len(deep_split_pair(binary, 1).X1) > 1
+    learner = resolve_learner("dp_id3").make(epsilon=1.0, max_depth=3, schema=binary)
+    assert worst_case_pair(learner, binary).kind == "split"  # one level only: the root pair
+
+
+def test_dp_id3_deep_selections_realise_their_charge(car):
+    """Issue 32: at depth 3 the root-only split pair allows about 0.80 of the proven 1
+    (below the root the canary's node moves no score); the deep split pair (the
+    worst-case pair at depth >= 2) allows about 1.0. Every training whose selections
+    follow the leading attributes (all but about 1e-4 of them) allows > 0.999."""
+    kw = {
+        "epsilon": 1.0,
+        "trials": 20,
+        "confidence": 0.95,
+        "max_depth": 3,
+        "output": "releases",
+        "one_run": False,
+        "curve": False,
+        "n_jobs": 1,
+        "random_state": 0,
+    }
+    audit = audit_learner("dp_id3", car.schema, **kw)
+    assert audit.proven_epsilon == pytest.approx(1.0)
+    assert audit.best_release_test.pair == "deep_split"
+    assert audit.best_release_test.pair_epsilon > 0.99

@@ -62,7 +62,12 @@ from privet.audits.learners.whitebox import (
     release_one_run,
     release_test,
 )
-from privet.audits.learners.worst_case import count_pair, split_pair, worst_case_pair
+from privet.audits.learners.worst_case import (
+    count_pair,
+    deep_split_pair,
+    split_pair,
+    worst_case_pair,
+)
 from privet.audits.metrics import (
     MIAMetrics,
     OperatingPoint,
@@ -111,6 +116,7 @@ __all__ = [
     "canary_pair",
     "clopper_pearson",
     "count_pair",
+    "deep_split_pair",
     "dp_test",
     "epsilon_lower_from_counts",
     "estimate_epsilon_lower_bound",

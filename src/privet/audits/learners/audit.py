@@ -40,6 +40,8 @@ from privet.audits.learners.trials import LearnerDPTest, learner_dp_test, learne
 from privet.audits.learners.whitebox import OneRunNotSupported, release_one_run, release_test
 from privet.audits.learners.worst_case import (
     count_pair,
+    deep_split_levels,
+    deep_split_pair,
     pair_from_codes,
     split_pair,
     worst_case_pair,
@@ -521,7 +523,8 @@ def audit_learner(
     pairs : sequence of str or LearnerPair, optional
         ``"worst_case"`` (the learner's own pair, built from the schema: see
         :func:`~privet.audits.learners.worst_case.worst_case_pair`), ``"count"``,
-        ``"split"``, ``"near_tie"``, ``"lone_leaf"``, or pairs of your own.
+        ``"split"``, ``"deep_split"`` (at ``max_depth`` levels), ``"near_tie"``,
+        ``"lone_leaf"``, or pairs of your own.
         Default: ``("worst_case",)`` for ``output="releases"``, else
         ``("near_tie", "lone_leaf")``.
     max_depth : int, default=3
@@ -729,7 +732,7 @@ def audit_learner(
 
 
 DEFAULT_PAIRS = ("near_tie", "lone_leaf")
-PAIR_NAMES = ("worst_case", "count", "split", "near_tie", "lone_leaf")
+PAIR_NAMES = ("worst_case", "count", "split", "deep_split", "near_tie", "lone_leaf")
 
 
 def _schema_of(data: Any) -> Any:
@@ -781,6 +784,8 @@ def _build_pairs(
             built.append(count_pair(schema))
         elif p == "split":
             built.append(split_pair(schema))
+        elif p == "deep_split":  # worst case at every level of a tree of max_depth
+            built.append(deep_split_pair(schema, max(1, deep_split_levels(schema, max_depth))))
         elif p == "near_tie":
             built.append(near_tie_pair(schema))
         elif p == "lone_leaf":
