@@ -133,7 +133,7 @@ def run_learners(
 ) -> list[dict[str, Any]]:
     chosen = args.learners.split(",") if args.learners else None
     for name, depth, factor, why in LEARNERS:
-        if chosen and name not in chosen:
+        if chosen and name not in chosen and f"{name}@{depth}" not in chosen:
             continue
         budget = args.cpu_budget * factor
         n, per_trial = _trials_for(name, depth, schema, budget, args.max_trials)
@@ -578,7 +578,9 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--cpu-budget", type=float, default=900.0, help="CPU seconds per audit")
     p.add_argument("--max-trials", type=int, default=20000, help="trainings per side at most")
-    p.add_argument("--learners", help="comma-separated subset")
+    p.add_argument(
+        "--learners", help="comma-separated subset: NAME (every depth) or NAME@DEPTH (one row)"
+    )
     p.add_argument("--skip-zoo", action="store_true")
     p.add_argument("--skip-false-fail", action="store_true")
     p.add_argument("--skip-protocols", action="store_true", help="no MPC party processes")
