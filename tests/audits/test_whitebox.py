@@ -179,6 +179,25 @@ def test_the_white_box_one_run_audit_uses_one_training(car):
         assert 0.0 <= res.epsilon_lower <= 1.0
 
 
+def test_the_white_box_one_run_audit_orders_impossible_and_certain_transcripts(car):
+    """A non-private release makes some canaries' transcripts impossible (score -inf): one run
+    ranks them below every finite score instead of refusing its own scores (it stopped the
+    benchmark's audit of the paper-faithful oblivious tree). Few canaries move its exact
+    split, so one run at m = 100 proves little: the many-trainings test refutes it."""
+    from privet.audits.learners.whitebox import OneRunNotSupported, _finite_order
+
+    scores = np.array([0.5, -np.inf, 2.0, np.inf, -np.inf, 0.0])
+    assert np.array_equal(_finite_order(scores), [0.5, -1.0, 2.0, 3.0, -1.0, 0.0])
+    assert np.array_equal(_finite_order(np.full(3, -np.inf)), [-1.0, -1.0, -1.0])
+    try:  # its tie-breaks may draw coins in a fit: then one run is "not supported", by design
+        res = release_one_run(
+            "oblivious_id3_exact", car.schema, epsilon=1.0, confidence=0.95, max_depth=1, m=100
+        )
+    except OneRunNotSupported:
+        return
+    assert res.m == 100 and res.n_guesses >= 1 and res.epsilon_lower >= 0.0
+
+
 def test_bad_input_is_refused(car):
     with pytest.raises(InvalidParameterError, match="'output' parameter"):
         audit_learner("dp_id3", car, epsilon=1.0, trials=10, confidence=0.95, output="model")

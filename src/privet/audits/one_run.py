@@ -351,7 +351,8 @@ def one_run_audit(
     if scores.shape != (m,) or not np.all(np.isfinite(scores)):
         raise InvalidParameterError(
             f"train(included) must return {m} finite scores, one per canary; got shape "
-            f"{scores.shape}."
+            f"{scores.shape} with {int(np.sum(~np.isfinite(scores)))} not finite (map an "
+            "impossible or certain outcome to a score below or above every finite one)."
         )
     # Ties are broken at random so that equal scores carry no hidden order.
     order = np.lexsort((rng.random(m), scores))  # ascending score

@@ -620,7 +620,7 @@ def release_one_run(
             alone[i] = True
             with_i = _replay_log_likelihood(run, lambda alone=alone: fit(alone))
             scores[i] = -math.inf if with_i is None else with_i - base
-        return scores
+        return _finite_order(scores)
 
     ks = sorted({max(1, m // d) for d in (40, 20, 10, 4)})
     guesses = [(k, 0) for k in ks] + [(k, k) for k in ks if 2 * k <= m]
@@ -633,6 +633,16 @@ def release_one_run(
         claimed_epsilon=float(epsilon) if claimed_epsilon is None else claimed_epsilon,
         random_state=rng,
     )
+
+
+def _finite_order(scores: np.ndarray) -> np.ndarray:
+    """The same order with finite values: one run guesses from the order of the scores
+    only, so a transcript impossible with canary i alone (-inf) sits below every finite
+    score and an infinite ratio (+inf, a non-private release) above; ties stay ties."""
+    finite = scores[np.isfinite(scores)]
+    lo = (finite.min() if finite.size else 0.0) - 1.0
+    hi = (finite.max() if finite.size else 0.0) + 1.0
+    return np.where(scores == -math.inf, lo, np.where(scores == math.inf, hi, scores))
 
 
 # ------------------------------------------------------------------ protocols
