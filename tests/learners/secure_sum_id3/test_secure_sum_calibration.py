@@ -111,7 +111,9 @@ def test_a_level_histogram_has_the_sensitivity_its_entry_states():
     each level's count vector, with the tree grown from noisy counts of D and both
     datasets routed down it, is at most the entry's sensitivity: 2 (1 + |R|) under
     replace-one, 1 + |R| under add/remove (|R| = d - level; class totals only at the
-    last level). Both bounds are reached in some trials (asserted), so they are tight."""
+    last level). Both bounds are reached in some trials (asserted), so they are tight.
+    No single count moves by more than 1 (L-infinity 1), what ``DiscreteLaplaceCounts``
+    needs: its curve composes one unit-shift discrete Laplace per moved count."""
     from privet.learners.secure_sum_id3.grower import LevelGrower, local_counts, route
 
     car = load_dataset("car")
@@ -140,6 +142,7 @@ def test_a_level_histogram_has_the_sensitivity_its_entry_states():
             bound = per * (2 if relation == "replace_one" else 1)
             l1 = int(np.abs(a - b).sum())
             assert l1 <= bound, (trial, level.depth, l1, bound)
+            assert np.abs(a - b).max(initial=0) <= 1, (trial, level.depth)
             reached[relation] += l1 == bound
             noisy = a + rng.laplace(0, 2.0, a.shape).round().astype(np.int64)
             level, routes = grower.decide(level, noisy)
