@@ -13,6 +13,7 @@ from privet.ledger import (
     ApproxDP,
     Claim,
     DiscreteGaussian,
+    DiscreteLaplaceCounts,
     Entry,
     Exponential,
     Gaussian,
@@ -28,6 +29,7 @@ ENTRIES = [
     PureDP(epsilon=0.5),
     ApproxDP(epsilon=0.5, delta=1e-6),
     Laplace(scale=2.0, sensitivity=1.0),
+    DiscreteLaplaceCounts(scale=4.0, sensitivity=3),
     Gaussian(sigma=3.0, sensitivity=2.0),
     Gaussian(sigma=3.0, sensitivity=1.0, epsilon=1.2, delta=1e-6),
     DiscreteGaussian(sigma=3.0, sensitivity=2.0),
@@ -67,6 +69,15 @@ def test_entry_math():
     assert math.isinf(ZCDP(rho=0.1).epsilon)
     assert math.isinf(NonPrivate(reason="x").epsilon)
     assert Exponential(epsilon=0.4, sensitivity=1.0).epsilon == 0.4
+    counts = DiscreteLaplaceCounts(scale=4.0, sensitivity=3)
+    assert counts.guarantee() == Guarantee(0.75)  # k / b, as Laplace(4, 3)
+    assert counts.rho == pytest.approx(3 / 32)  # k (1/b)^2 / 2, not (k/b)^2 / 2
+
+
+@pytest.mark.parametrize("k", [0, 2.5, -1, True, "3"])
+def test_discrete_laplace_counts_take_a_whole_number_of_counts(k):
+    with pytest.raises(InvalidParameterError, match="number of counts"):
+        DiscreteLaplaceCounts(scale=4.0, sensitivity=k)
 
 
 def test_unknown_entry_type_is_refused():
