@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import math
 
+import numpy as np
 import pytest
 
 from privet.errors import InvalidParameterError, UnsupportedEntryError
@@ -101,6 +102,10 @@ def test_unknown_entry_type_is_refused():
         (lambda: Exponential(epsilon=0.1, sensitivity=0.0), "sensitivity"),
         (lambda: Exponential(epsilon=0.1, sensitivity=math.nan), "sensitivity"),
         (lambda: LocalRandomiser(epsilon=0.0), "epsilon"),
+        (lambda: DiscreteLaplaceCounts(scale=2.0, sensitivity=math.nan), "integer in"),
+        (lambda: DiscreteLaplaceCounts(scale=2.0, sensitivity=math.inf), "integer in"),
+        (lambda: DiscreteLaplaceCounts(scale=2.0, sensitivity=10**20), "integer in"),
+        (lambda: DiscreteLaplaceCounts(scale=2.0, sensitivity=2.5), "integer in"),
         (lambda: Claim(epsilon=-1.0), ">= 0"),
         (lambda: as_entry("0.1"), "Expected a ledger Entry"),
         (lambda: as_entry(True), "Expected a ledger Entry"),
@@ -109,6 +114,10 @@ def test_unknown_entry_type_is_refused():
 def test_invalid_entries_are_rejected_at_construction(make, match):
     with pytest.raises(InvalidParameterError, match=match):
         make()
+
+
+def test_discrete_laplace_counts_takes_numpy_integers():
+    assert DiscreteLaplaceCounts(scale=2.0, sensitivity=np.int64(3)).sensitivity == 3
 
 
 def test_as_entry():

@@ -532,18 +532,11 @@ _ = Real
 
 @contextlib.contextmanager
 def calibrated_epsilon(
-    estimator: Any, ledger: Ledger, schema: Schema | None, *, upward: bool = False
+    estimator: Any, ledger: Ledger, schema: Schema | None
 ) -> Iterator[PrivacyPlan]:
     """Within the block, ``estimator.epsilon`` is the largest value, at most the one the
     user gave, whose privacy plan the ledger proves within the user's epsilon; the block
     gets that plan, and ``estimator.calibrated_epsilon_`` keeps the value.
-
-    ``upward=True`` (a learner whose entries carry their noise's exact curve): where
-    the ledger proves *less* than the user's epsilon for the plan at that epsilon (a
-    budget with delta > 0, on which the curves compose below basic composition), the
-    value is instead the largest one above it whose plan the ledger still proves
-    within the user's epsilon, so the fit adds less noise for the same guarantee. On
-    a pure budget the plan costs exactly its epsilon and nothing changes.
 
     A learner splits its epsilon over its steps by basic composition along a path. The
     ledger composes its plan on its own relation and accountants: under replace-one, a
@@ -566,50 +559,16 @@ def calibrated_epsilon(
     # epsilon is the budget of (a forest's epsilon is each tree's).
     measured = getattr(estimator, "_calibration_plan", estimator.privacy_plan)
     cost = ledger.plan_cost(measured(schema)).epsilon
-
-    def plan_at(eps: float) -> PrivacyPlan:
-        estimator.epsilon = eps
-        return measured(schema)
-
-    def fits(eps: float) -> bool:  # (above the user's epsilon: no rounding slack)
-        return ledger.plan_cost(plan_at(eps)).epsilon <= target
-
-    if upward and cost < target * (1 - 1e-9):
-        try:
-            # every plan's cost grows with epsilon: double until it no longer fits, then
-            # bisect; the plan at ``lo`` always fits (at the start, ``target``'s does)
-            lo, hi = target, 2.0 * target
-            for _ in range(30):
-                if not fits(hi):
-                    break
-                lo, hi = hi, 2.0 * hi
-            for _ in range(60):
-                if hi - lo <= 1e-9 * target:
-                    break
-                mid = (lo + hi) / 2
-                if fits(mid):
-                    lo = mid
-                else:
-                    hi = mid
-            estimator.epsilon = lo
-            plan = estimator.privacy_plan(schema)
-            if lo > target:
-                plan.description = (
-                    f"{plan.description}; every step scaled by {lo / target:.4g} so that "
-                    f"the ledger ({ledger.relation.label}, delta {ledger.budget.delta:g}) "
-                    f"proves epsilon = {target:g}"
-                )
-            estimator.calibrated_epsilon_ = lo
-            yield plan
-        finally:
-            estimator.epsilon = target
-        return
     # An infinite cost (a non-private step, run knowingly on an unbounded budget) is
     # infinite at every epsilon: there is nothing to scale.
     if cost <= target * (1 + 1e-12) or math.isinf(cost):
         estimator.calibrated_epsilon_ = target
         yield plan
         return
+
+    def plan_at(eps: float) -> PrivacyPlan:
+        estimator.epsilon = eps
+        return measured(schema)
 
     try:
         lo, hi = 0.0, target

@@ -23,6 +23,7 @@ import dataclasses
 import functools
 import importlib
 import math
+import numbers
 from dataclasses import dataclass
 from typing import Any
 
@@ -273,6 +274,11 @@ class LatticeLaplace(Entry):
         return LaplaceCurve(self.epsilon, step)
 
 
+MAX_MOVED_COUNTS = 10**6
+"""The most counts a :class:`DiscreteLaplaceCounts` entry may move (its curve's size grows
+with the count)."""
+
+
 @register_entry
 @dataclass(frozen=True, slots=True, kw_only=True)
 class DiscreteLaplaceCounts(Entry):
@@ -308,11 +314,18 @@ class DiscreteLaplaceCounts(Entry):
     def __post_init__(self) -> None:
         self._positive_fields("scale")
         k = self.sensitivity
-        if isinstance(k, bool) or not isinstance(k, int | float) or k != int(k) or k < 1:
+        ok = (
+            not isinstance(k, bool)
+            and isinstance(k, numbers.Real)
+            and math.isfinite(k)
+            and k == int(k)
+            and 1 <= k <= MAX_MOVED_COUNTS
+        )
+        if not ok:
             raise InvalidParameterError(
                 "DiscreteLaplaceCounts: sensitivity is the number of counts that move "
-                f"(each by at most 1), an integer >= 1; got {k!r}. A count that moves by "
-                "more is recorded as Laplace."
+                f"(each by at most 1), an integer in [1, {MAX_MOVED_COUNTS:,}]; got {k!r}. "
+                "A count that moves by more is recorded as Laplace."
             )
         object.__setattr__(self, "sensitivity", int(k))
 

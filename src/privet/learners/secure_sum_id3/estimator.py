@@ -94,9 +94,9 @@ class SecureSumID3Classifier(BaseTreeClassifier):
       ``epsilon`` on both relations. Each count of a level moves by at most
       1 between neighbours, so the level is charged as
       :class:`~privet.ledger.DiscreteLaplaceCounts` (see :meth:`_level_entries`):
-      on a pure budget that is ``epsilon / (h + 1)`` per level, on a budget with
-      delta > 0 the ledger proves less, and the fit then spends its ``epsilon``
-      with less noise (``calibrated_epsilon_`` > ``epsilon``).
+      on a pure budget that is ``epsilon / (h + 1)`` per level; on a budget with
+      delta > 0 the ledger proves less than ``epsilon`` for the same noise, and
+      records that smaller figure (``privacy_spent_``).
 
     Parameters
     ----------
@@ -166,11 +166,11 @@ class SecureSumID3Classifier(BaseTreeClassifier):
     run_stats_ : RunStats or None
         Time and bytes per party of a process run.
     calibrated_epsilon_ : float or None
-        The epsilon the fit split over the levels: the largest whose plan the ledger
-        proves within ``epsilon``. On a pure budget (the default) that is ``epsilon``
-        on both relations (each level is one histogram); on a budget with delta > 0 it
-        is more (about 1.2-2.3 times at delta 1e-5, see ``docs/secure_sum_id3.md``),
-        the noise scale shrinking by the same factor. None for the exact protocol.
+        The epsilon the fit split over the levels: ``epsilon``, or less if the ledger
+        proved more than ``epsilon`` for the plan at ``epsilon`` (it does not on either
+        relation: each level is one histogram; on a budget with delta > 0 it proves
+        less, about 0.43-0.83 of ``epsilon`` at delta 1e-5, see
+        ``docs/secure_sum_id3.md``). None for the exact protocol.
     ledger_, privacy_spent_, privacy_claim_, classes_, schema_, n_features_in_
 
     Notes
@@ -543,15 +543,16 @@ class SecureSumID3Classifier(BaseTreeClassifier):
         :meth:`privacy_plan`), so on a pure budget it costs ``epsilon`` on both relations
         and nothing is scaled (the check guards the reservation should a ledger prove
         more). On a budget with delta > 0 the ledger proves less than ``epsilon`` for it
-        (:meth:`_level_entries`), so the epsilon is scaled *up* until the plan costs
-        ``epsilon`` (``upward=True``): the same guarantee with less noise. The exact
-        protocol (``epsilon=None``) has nothing to scale.
+        (:meth:`_level_entries`) and charges that: the noise is not scaled up to spend
+        the difference, so a plan priced before the fit (``privacy_plan``, ``privet
+        train``'s report, :class:`~privet.model_selection.PrivateSearchCV`) is the plan
+        the fit charges. The exact protocol (``epsilon=None``) has nothing to scale.
         """
         if self.epsilon is None:
             self.calibrated_epsilon_ = None
             yield self.privacy_plan(self.schema_)
             return
-        with calibrated_epsilon(self, scope.ledger, self.schema_, upward=True) as plan:
+        with calibrated_epsilon(self, scope.ledger, self.schema_) as plan:
             yield plan
 
     @contextlib.contextmanager
