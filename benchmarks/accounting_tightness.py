@@ -113,6 +113,7 @@ def plan_steps(node) -> list:
         ZCDP,
         ApproxDP,
         DiscreteGaussian,
+        DiscreteLaplaceCounts,
         Exponential,
         Gaussian,
         Laplace,
@@ -131,6 +132,8 @@ def plan_steps(node) -> list:
             out.append(("gauss", e.sigma / e.sensitivity))
         elif isinstance(e, LatticeLaplace):
             out.append(("laplace", e.scale / e.sensitivity))
+        elif isinstance(e, DiscreteLaplaceCounts):  # k counts, each moving by at most 1
+            out += [("dlaplace", e.scale, 1.0)] * e.sensitivity
         elif isinstance(e, Laplace):  # the learners' Laplace: discrete noise on counts
             out.append(("dlaplace", e.scale, e.sensitivity))
         elif isinstance(e, Exponential) or (isinstance(e, NoisyMax) and e.noise == "gumbel"):

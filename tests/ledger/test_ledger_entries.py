@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import math
 
+import numpy as np
 import pytest
 
 from privet.errors import InvalidParameterError, UnsupportedEntryError
@@ -13,6 +14,7 @@ from privet.ledger import (
     ApproxDP,
     Claim,
     DiscreteGaussian,
+    DiscreteLaplaceCounts,
     Entry,
     Exponential,
     Gaussian,
@@ -28,6 +30,7 @@ ENTRIES = [
     PureDP(epsilon=0.5),
     ApproxDP(epsilon=0.5, delta=1e-6),
     Laplace(scale=2.0, sensitivity=1.0),
+    DiscreteLaplaceCounts(scale=4.0, sensitivity=3),
     Gaussian(sigma=3.0, sensitivity=2.0),
     Gaussian(sigma=3.0, sensitivity=1.0, epsilon=1.2, delta=1e-6),
     DiscreteGaussian(sigma=3.0, sensitivity=2.0),
@@ -67,6 +70,15 @@ def test_entry_math():
     assert math.isinf(ZCDP(rho=0.1).epsilon)
     assert math.isinf(NonPrivate(reason="x").epsilon)
     assert Exponential(epsilon=0.4, sensitivity=1.0).epsilon == 0.4
+    counts = DiscreteLaplaceCounts(scale=4.0, sensitivity=3)
+    assert counts.guarantee() == Guarantee(0.75)  # k / b, as Laplace(4, 3)
+    assert counts.rho == pytest.approx(3 / 32)  # k (1/b)^2 / 2, not (k/b)^2 / 2
+
+
+@pytest.mark.parametrize("k", [0, 2.5, -1, True, "3"])
+def test_discrete_laplace_counts_take_a_whole_number_of_counts(k):
+    with pytest.raises(InvalidParameterError, match="number of counts"):
+        DiscreteLaplaceCounts(scale=4.0, sensitivity=k)
 
 
 def test_unknown_entry_type_is_refused():
@@ -90,6 +102,10 @@ def test_unknown_entry_type_is_refused():
         (lambda: Exponential(epsilon=0.1, sensitivity=0.0), "sensitivity"),
         (lambda: Exponential(epsilon=0.1, sensitivity=math.nan), "sensitivity"),
         (lambda: LocalRandomiser(epsilon=0.0), "epsilon"),
+        (lambda: DiscreteLaplaceCounts(scale=2.0, sensitivity=math.nan), "integer in"),
+        (lambda: DiscreteLaplaceCounts(scale=2.0, sensitivity=math.inf), "integer in"),
+        (lambda: DiscreteLaplaceCounts(scale=2.0, sensitivity=10**20), "integer in"),
+        (lambda: DiscreteLaplaceCounts(scale=2.0, sensitivity=2.5), "integer in"),
         (lambda: Claim(epsilon=-1.0), ">= 0"),
         (lambda: as_entry("0.1"), "Expected a ledger Entry"),
         (lambda: as_entry(True), "Expected a ledger Entry"),
@@ -98,6 +114,10 @@ def test_unknown_entry_type_is_refused():
 def test_invalid_entries_are_rejected_at_construction(make, match):
     with pytest.raises(InvalidParameterError, match=match):
         make()
+
+
+def test_discrete_laplace_counts_takes_numpy_integers():
+    assert DiscreteLaplaceCounts(scale=2.0, sensitivity=np.int64(3)).sensitivity == 3
 
 
 def test_as_entry():

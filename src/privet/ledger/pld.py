@@ -40,8 +40,8 @@ bound:
 
 Curves of single releases (:class:`Curve` and its subclasses) give H in closed
 form: randomised response (any epsilon-DP release, Kairouz, Oh & Viswanath 2015),
-its (epsilon, delta) generalisation, the Laplace mechanism (continuous, and
-discrete on a lattice), the Gaussian mechanism, bounded-range mechanisms such as
+its (epsilon, delta) generalisation and its exact k-fold product, the Laplace
+mechanism (continuous, and discrete on a lattice), the Gaussian mechanism, bounded-range mechanisms such as
 the exponential mechanism (Dong, Durfee & Rogers 2020), and a zCDP release (the
 Rényi-to-hockey-stick conversion of Canonne, Kamath & Steinke 2020, Prop. 12,
 at every order).
@@ -62,7 +62,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import isotonic_regression
 from scipy.signal import fftconvolve
-from scipy.special import erfc, log_ndtr
+from scipy.special import erfc, gammaln, log_ndtr
 
 from privet.errors import PrivetError
 
@@ -520,6 +520,52 @@ class RandomisedResponse(Curve):
 
     def infinity_mass(self) -> float:
         return self.delta
+
+
+class RandomisedResponseProduct(Curve):
+    """``count`` independent randomised responses at ``epsilon`` each, composed exactly:
+    the pair of a vector release whose coordinates carry independent noise and of which
+    ``count`` coordinates each form a randomised-response pair (the discrete Laplace
+    shifted by one lattice step is one, see :class:`LaplaceCurve`), the others identical.
+
+    The loss of a product of independent pairs is the sum of the coordinates' losses,
+    here (2j - k) eps with j ~ Binomial(k, p) under P, p = e^eps / (1 + e^eps), and the
+    same j has probability Q(j) = P(j) e^-(2j - k) eps under Q, so
+
+        H(e^t) = P(L > t) - e^t Q(L > t),
+
+    summed exactly over the k + 1 atoms from the largest loss down (small masses keep
+    their relative precision). Symmetric (swapping P and Q maps j to k - j), so it
+    dominates both directions. ``count = 1`` is :class:`RandomisedResponse`."""
+
+    def __init__(self, epsilon: float, count: int) -> None:
+        self.epsilon = float(epsilon)
+        self.count = int(count)
+        k, e = self.count, self.epsilon
+        j = np.arange(k, -1, -1, dtype=float)  # largest loss first
+        log_c = gammaln(k + 1.0) - gammaln(j + 1.0) - gammaln(k - j + 1.0)
+        log_p = -np.logaddexp(0.0, -e)  # log(e^e / (1 + e^e))
+        log_1mp = -np.logaddexp(0.0, e)
+        self._losses = (2.0 * j - k) * e  # decreasing
+        self._cp = np.cumsum(np.exp(log_c + j * log_p + (k - j) * log_1mp))
+        self._cq = np.cumsum(np.exp(log_c + j * log_1mp + (k - j) * log_p))
+
+    def hockey_stick(self, t: np.ndarray) -> np.ndarray:
+        t = np.asarray(t, dtype=float)
+        # atoms with loss > t: the first n of the decreasing losses
+        n = np.searchsorted(-self._losses, -t, side="left")
+        cp = np.where(n > 0, self._cp[np.maximum(n - 1, 0)], 0.0)
+        cq = np.where(n > 0, self._cq[np.maximum(n - 1, 0)], 0.0)
+        with np.errstate(over="ignore", invalid="ignore"):
+            h = cp - np.exp(t) * cq
+        h = np.nan_to_num(h, nan=0.0, posinf=0.0, neginf=0.0)
+        return np.clip(h, 0.0, 1.0)
+
+    def support(self) -> tuple[float, float]:
+        return -self.count * self.epsilon, self.count * self.epsilon
+
+    def __repr__(self) -> str:
+        return f"RandomisedResponseProduct(epsilon={self.epsilon:g}, count={self.count})"
 
 
 class LaplaceCurve(Curve):

@@ -18,6 +18,7 @@ from numpy.typing import NDArray
 from privet.errors import InvalidParameterError
 from privet.ledger import (
     DiscreteGaussian,
+    DiscreteLaplaceCounts,
     Entry,
     Exponential,
     Gaussian,
@@ -280,10 +281,11 @@ def check_entry(entry: Entry, owner: str) -> None:
     sensitivity), so that a plan can be refused before anything is charged."""
     from privet.mechanisms.entries import DistributedLaplace, NoisyMax
 
-    if isinstance(entry, Laplace | DistributedLaplace):
+    if isinstance(entry, Laplace | DistributedLaplace | DiscreteLaplaceCounts):
         scale = positive(entry.scale, "scale", owner)
         bounded_loss(positive(entry.sensitivity, "sensitivity", owner), scale, owner)
-        if getattr(entry, "discrete", False) and scale > MAX_DISCRETE_SCALE:
+        discrete = isinstance(entry, DiscreteLaplaceCounts) or getattr(entry, "discrete", False)
+        if discrete and scale > MAX_DISCRETE_SCALE:
             raise InvalidParameterError(
                 f"The 'scale' parameter of {owner}'s integer noise must be at most "
                 f"{MAX_DISCRETE_SCALE:g} (its draws must fit in 64-bit integers); got {scale:g}."

@@ -39,7 +39,7 @@ from privet.learners.secure_sum_id3.sharing import SummationIntegrityError
 from privet.learners.secure_sum_id3.verified import ACCUSES
 from privet.ledger import (
     Claim,
-    Laplace,
+    DiscreteLaplaceCounts,
     NeighbouringRelation,
     NonPrivate,
     PrivacyPlan,
@@ -91,7 +91,12 @@ class SecureSumID3Classifier(BaseTreeClassifier):
       all nodes of a level are charged as one histogram (a record in one
       node under add/remove; replaced within a node or moved between two
       under replace-one, the same sensitivity), so the ledger proves
-      ``epsilon`` on both relations.
+      ``epsilon`` on both relations. Each count of a level moves by at most
+      1 between neighbours, so the level is charged as
+      :class:`~privet.ledger.DiscreteLaplaceCounts` (see :meth:`_level_entries`):
+      on a pure budget that is ``epsilon / (h + 1)`` per level; on a budget with
+      delta > 0 the ledger proves less than ``epsilon`` for the same noise, and
+      records that smaller figure (``privacy_spent_``).
 
     Parameters
     ----------
@@ -163,7 +168,9 @@ class SecureSumID3Classifier(BaseTreeClassifier):
     calibrated_epsilon_ : float or None
         The epsilon the fit split over the levels: ``epsilon``, or less if the ledger
         proved more than ``epsilon`` for the plan at ``epsilon`` (it does not on either
-        relation: each level is one histogram). None for the exact protocol.
+        relation: each level is one histogram; on a budget with delta > 0 it proves
+        less, about 0.43-0.83 of ``epsilon`` at delta 1e-5, see
+        ``docs/secure_sum_id3.md``). None for the exact protocol.
     ledger_, privacy_spent_, privacy_claim_, classes_, schema_, n_features_in_
 
     Notes
@@ -265,18 +272,40 @@ class SecureSumID3Classifier(BaseTreeClassifier):
         """The entry charged at each level 0..h (public): in the DP variant one
         histogram over the cells of all nodes of the level, charged once in the fit's
         scope; in the exact protocol the ``NonPrivate`` release charged at each node of
-        the level, in the node's scope (see :meth:`privacy_plan`)."""
+        the level, in the node's scope (see :meth:`privacy_plan`).
+
+        DP variant, level l with |R| = d - l candidate attributes per node (each split
+        uses one attribute; the last level, h, sums class totals only, |R| = 0): a
+        record adds 1 to its class total and 1 to one |T(a_i, c_j)| per attribute of
+        R (:func:`~privet.learners.secure_sum_id3.grower.local_counts`), 1 + |R|
+        distinct cells, each +1, all in the one node it reaches (or none once it sits
+        in a leaf). So between neighbours every cell moves by at most 1, and at most
+        k cells move: k = 1 + |R| under add/remove (one record's cells); under
+        replace-one the old record's cells lose 1 and the new one's gain 1, k = 2 (1 +
+        |R|) cells, and a cell both lose and gain only when both records share it (it
+        then does not move), so never by 2 -- whether the two records sit in one node
+        or in two. (Checked for random neighbours on both relations by
+        ``test_a_level_histogram_has_the_sensitivity_its_entry_states``.) Each cell
+        gets independent discrete Laplace noise of scale b = k (h + 1) / epsilon:
+        every party adds NB(1/(n-1)) - NB(1/(n-1)) per cell
+        (:func:`~privet.learners.secure_sum_id3.sharing.noise_shares`), and any n - 1
+        parties' shares sum to exactly the discrete Laplace(b) (the rest is
+        independent noise, a post-processing). That is
+        :class:`~privet.ledger.DiscreteLaplaceCounts` (b, k): pure epsilon k / b =
+        epsilon / (h + 1), as before, and the exact curve of k unit-shift discrete
+        Laplace releases composed, which the ledger prices below basic composition on
+        a budget with delta > 0."""
         h = self._depth(schema)
         if self.epsilon is None:
             return [NonPrivate(reason=EXACT_REASON)] * (h + 1)
         d = schema.n_features if schema is not None else h
-        factor = 1.0 if self._relation() is NeighbouringRelation.ADD_REMOVE else 2.0
+        factor = 1 if self._relation() is NeighbouringRelation.ADD_REMOVE else 2
         eps = float(self.epsilon) / (h + 1)
         out = []
         for level in range(h + 1):
             # one record adds 1 to a class total and 1 to one |T(a_i, c_j)| per attribute
-            sens = factor * (1 + (d - level) if level < h and d - level > 0 else 1)
-            out.append(Laplace(scale=sens / eps, sensitivity=sens))
+            cells = factor * (1 + (d - level) if level < h and d - level > 0 else 1)
+            out.append(DiscreteLaplaceCounts(scale=cells / eps, sensitivity=cells))
         return out
 
     def privacy_plan(self, schema: Schema | None = None) -> PrivacyPlan:
@@ -511,9 +540,13 @@ class SecureSumID3Classifier(BaseTreeClassifier):
         ``epsilon`` (:func:`~privet.learners._base.calibrated_epsilon`; ``calibrated_epsilon_``).
 
         The plan charges each level as one histogram over its nodes (see
-        :meth:`privacy_plan`), so it costs ``epsilon`` on both relations and nothing is
-        scaled; the check guards the reservation should a ledger prove more. The exact
-        protocol (``epsilon=None``) has nothing to scale.
+        :meth:`privacy_plan`), so on a pure budget it costs ``epsilon`` on both relations
+        and nothing is scaled (the check guards the reservation should a ledger prove
+        more). On a budget with delta > 0 the ledger proves less than ``epsilon`` for it
+        (:meth:`_level_entries`) and charges that: the noise is not scaled up to spend
+        the difference, so a plan priced before the fit (``privacy_plan``, ``privet
+        train``'s report, :class:`~privet.model_selection.PrivateSearchCV`) is the plan
+        the fit charges. The exact protocol (``epsilon=None``) has nothing to scale.
         """
         if self.epsilon is None:
             self.calibrated_epsilon_ = None
