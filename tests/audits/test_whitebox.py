@@ -159,7 +159,7 @@ def test_the_worst_case_pair_follows_the_plan_or_the_learners_declaration(car):
     deep = worst_case_pair(
         resolve_learner("dp_id3").make(epsilon=1.0, max_depth=3, schema=schema), schema
     )
-    assert deep.kind == "deep_split"  # ... at depth >= 2: worst case at every level
+    assert deep.kind == "split"  # deep_split_pair only when asked for: it measures less
     assert pair_of("dp_extra_trees").kind == "count"
     assert pair_of("oblivious_id3_exact").kind == "near_tie"  # a non-private split
     fed = pair_of("federated_cart")  # declared in privet.learners.federated_cart.audit
@@ -405,8 +405,10 @@ def test_dp_id3_deep_selections_realise_their_charge(car):
     """Issue 32: at depth 3 the root-only split pair allows about 0.80 of the proven 1
     (below the root the canary's node moves no score); the deep split pair (the
     worst-case pair at depth >= 2) allows about 1.0. Every training whose selections
-    follow the leading attributes (all but about 1e-4 of them) allows > 0.999."""
+    follow the leading attributes (all but about 1e-4 of them) allows > 0.999. It is not
+    the default pair: those transcripts are rare, so tests on it measure less."""
     kw = {
+        "pairs": ["deep_split"],
         "epsilon": 1.0,
         "trials": 20,
         "confidence": 0.95,
