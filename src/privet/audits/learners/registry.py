@@ -8,6 +8,12 @@ its worst-case neighbouring pair. This module collects the declarations of
 every package it finds; a new learner package is auditable as soon as it ships
 its ``audit`` module, and nothing here grows with it.
 
+A configuration is a dict with ``name`` (what ``privet audit learner NAME``
+takes), ``class`` (the estimator class), ``short_name`` (the class's short name,
+on the configuration a class name stands for), ``title``, ``note`` and
+optionally ``options`` (fixed constructor arguments), ``relation``, ``path``
+(``"reference"`` or ``"mpc"``), ``slow`` and ``order`` (its place in listings).
+
 Names
 -----
 :func:`resolve_learner` accepts, for every learner:

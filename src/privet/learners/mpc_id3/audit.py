@@ -1,13 +1,5 @@
-"""What the audits need to know about this learner, declared where it lives.
-
-``AUDIT_CONFIGURATIONS``: the configurations :mod:`privet.audits` can audit by
-name (``privet audit learner NAME``), each a dict with ``name``, ``class`` (the
-estimator class), ``short_name`` (the class's short name, on the configuration
-a class name stands for), ``title``, ``note`` and optionally ``options`` (fixed
-constructor arguments), ``relation``, ``path`` (``"reference"`` or ``"mpc"``),
-``slow`` and ``order`` (its place in listings). :mod:`privet.audits.learners.registry`
-collects them from every learner package; nothing else lists learners.
-"""
+"""This learner's audit configurations (``AUDIT_CONFIGURATIONS``), declared where it lives;
+:mod:`privet.audits.learners.registry` collects them and describes their keys."""
 
 from privet.learners.mpc_id3.estimator import MPCID3Classifier
 
