@@ -574,6 +574,30 @@ def _markdown(rows, zoo, false_fail, before, args, load, protocols=(), parts=())
     return "\n".join(lines) + "\n"
 
 
+def _write_results(
+    out: Path,
+    stem: str,
+    rows: list[dict[str, Any]],
+    zoo: list[dict[str, Any]],
+    ff: list[dict[str, Any]],
+    protocols: list[dict[str, Any]],
+    before: dict[str, Any],
+    extra: dict[str, Any],
+    md: str,
+) -> None:
+    """The CSVs, the JSON (with ``extra``: a run's command, or the parts merged), the page
+    and the figure."""
+    _write_csv(out / f"{stem}.csv", rows)
+    _write_csv(out / "audit_learner_zoo.csv", zoo)
+    _write_csv(out / "audit_false_fail.csv", ff)
+    _write_csv(out / f"{stem}_protocols.csv", protocols)
+    record = {"learners": rows, "zoo": zoo, "false_fail": ff, "protocols": protocols}
+    record.update(before=before, **extra)
+    (out / f"{stem}.json").write_text(json.dumps(record, indent=2, default=str), encoding="utf-8")
+    (out / f"{stem}.md").write_text(md, encoding="utf-8")
+    _figure(rows, out / f"{stem}.png")
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--cpu-budget", type=float, default=900.0, help="CPU seconds per audit")
@@ -628,31 +652,9 @@ def main() -> None:
     before = _before(args.before)
 
     def write() -> None:  # after every phase: a run stopped midway leaves what it measured
-        _write_csv(out / f"{stem}.csv", rows)
-        _write_csv(out / "audit_learner_zoo.csv", zoo)
-        _write_csv(out / "audit_false_fail.csv", ff)
-        _write_csv(out / f"{stem}_protocols.csv", protocols)
-        (out / f"{stem}.json").write_text(
-            json.dumps(
-                {
-                    "learners": rows,
-                    "zoo": zoo,
-                    "false_fail": ff,
-                    "protocols": protocols,
-                    "before": before,
-                    "command": _command(args),
-                    "load": load,
-                    "reduced": _reduced(args),
-                },
-                indent=2,
-                default=str,
-            ),
-            encoding="utf-8",
-        )
-        (out / f"{stem}.md").write_text(
-            _markdown(rows, zoo, ff, before, args, load, protocols), encoding="utf-8"
-        )
-        _figure(rows, out / f"{stem}.png")
+        extra = {"command": _command(args), "load": load, "reduced": _reduced(args)}
+        md = _markdown(rows, zoo, ff, before, args, load, protocols)
+        _write_results(out, stem, rows, zoo, ff, protocols, before, extra, md)
 
     if "learners" in phases:
         run_learners(args, schema, rows, write)  # each writes the results after every row
@@ -688,29 +690,9 @@ def merge(args: argparse.Namespace) -> None:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     stem = "audit_tightness"
-    _write_csv(out / f"{stem}.csv", rows)
-    _write_csv(out / "audit_learner_zoo.csv", zoo)
-    _write_csv(out / "audit_false_fail.csv", ff)
-    _write_csv(out / f"{stem}_protocols.csv", protocols)
-    (out / f"{stem}.json").write_text(
-        json.dumps(
-            {
-                "learners": rows,
-                "zoo": zoo,
-                "false_fail": ff,
-                "protocols": protocols,
-                "before": before,
-                "parts": [{k: p.get(k) for k in ("command", "load", "reduced")} for p in parts],
-            },
-            indent=2,
-            default=str,
-        ),
-        encoding="utf-8",
-    )
-    (out / f"{stem}.md").write_text(
-        _markdown(rows, zoo, ff, before, args, "", protocols, parts=parts), encoding="utf-8"
-    )
-    _figure(rows, out / f"{stem}.png")
+    extra = {"parts": [{k: p.get(k) for k in ("command", "load", "reduced")} for p in parts]}
+    md = _markdown(rows, zoo, ff, before, args, "", protocols, parts=parts)
+    _write_results(out, stem, rows, zoo, ff, protocols, before, extra, md)
     print(f"wrote {out / stem}.* from {len(parts)} runs")
 
 
