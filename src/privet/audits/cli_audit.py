@@ -222,7 +222,7 @@ def cmd_audit_dp(args: argparse.Namespace) -> int:
         _written(con, files)
         return 0
 
-    from privet.audits.learners import audit_learner, resolve_learner
+    from privet.audits.learners import resolve_learner
     from privet.data import load_dataset
 
     spec = resolve_learner(args.learner)
@@ -231,31 +231,8 @@ def cmd_audit_dp(args: argparse.Namespace) -> int:
     if isinstance(trials, str):
         trials = 30 if spec.slow else (200 if trials == "ci" else 2000)
     pairs = ("near_tie", "lone_leaf") if args.pair == "both" else (args.pair,)
-    with _stages(con) as progress:
-        audit = audit_learner(
-            spec,
-            ds,
-            epsilon=args.epsilon,
-            trials=int(trials),
-            confidence=args.confidence,
-            pairs=pairs,
-            max_depth=args.depth,
-            one_run=args.one_run,
-            n_jobs=args.n_jobs,
-            backend=args.scheduler,
-            random_state=args.seed,
-            progress=progress,
-        )
-    con.print(audit)
-    con.print(_learner_table([audit]))
-    files = write_report(
-        args.out,
-        title=f"privet audit dp: {spec.name} on {ds.name}",
-        name=args.name,
-        learners=[audit],
-    )
-    _written(con, files)
-    return 0
+    title = f"privet audit dp: {spec.name} on {ds.name}"
+    return _audit_and_report(con, args, spec, ds, int(trials), title, pairs=pairs)
 
 
 def _zoo_result(entry: Any, tests: dict[str, Any]) -> Any:
@@ -272,38 +249,45 @@ def _zoo_result(entry: Any, tests: dict[str, Any]) -> Any:
 
 def cmd_audit_learner(args: argparse.Namespace) -> int:
     """``privet audit learner NAME``: the white-box audit (by default) on schema neighbours."""
-    from privet.audits.learners import audit_learner, resolve_learner
-    from privet.audits.report import write_report
+    from privet.audits.learners import resolve_learner
     from privet.data import load_dataset
 
     con = _console()
     spec = resolve_learner(args.learner)
     ds = load_dataset(args.dataset)
     trials = args.trials if args.trials is not None else (30 if spec.slow else 1000)
+    title = f"privet audit learner: {spec.name} on {ds.name}'s schema"
+    # only the dataset's public schema is read (neighbours="schema")
+    return _audit_and_report(
+        con, args, spec, ds, int(trials), title, output=args.output, time_limit=args.time_limit
+    )
+
+
+def _audit_and_report(
+    con: Console, args: argparse.Namespace, spec: Any, ds: Any, trials: int, title: str, **kw: Any
+) -> int:
+    """One learner audit with the command's common options, printed and written as a report."""
+    from privet.audits.learners import audit_learner
+    from privet.audits.report import write_report
+
     with _stages(con) as progress:
         audit = audit_learner(
             spec,
-            ds,  # only its public schema is read (neighbours="schema")
+            ds,
             epsilon=args.epsilon,
-            trials=int(trials),
+            trials=trials,
             confidence=args.confidence,
             max_depth=args.depth,
-            output=args.output,
             one_run=args.one_run,
-            time_limit=args.time_limit,
             n_jobs=args.n_jobs,
             backend=args.scheduler,
             random_state=args.seed,
             progress=progress,
+            **kw,
         )
     con.print(audit)
     con.print(_learner_table([audit]))
-    files = write_report(
-        args.out,
-        title=f"privet audit learner: {spec.name} on {ds.name}'s schema",
-        name=args.name,
-        learners=[audit],
-    )
+    files = write_report(args.out, title=title, name=args.name, learners=[audit])
     _written(con, files)
     return 0
 
