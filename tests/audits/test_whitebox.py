@@ -326,6 +326,8 @@ def test_dp_id3_selections_realise_their_charge_under_add_remove(car):
             epsilon=epsilon, max_depth=max_depth, schema=schema, ledger=ledger, em_form="paper"
         )
 
+    from privet.audits.learners.worst_case import split_pair
+
     kw = {
         "epsilon": 1.0,
         "trials": 20,
@@ -335,6 +337,8 @@ def test_dp_id3_selections_realise_their_charge_under_add_remove(car):
         "one_run": False,
         "n_jobs": 1,
         "random_state": 0,
+        # one pair for both forms (the default pair's blocks follow each form's plan)
+        "pairs": [split_pair(car.schema, per_block=5)],
     }
     monotone = audit_learner("dp_id3", car.schema, **kw)
     faithful = audit_learner(
@@ -423,3 +427,23 @@ def test_dp_id3_deep_selections_realise_their_charge(car):
     assert audit.proven_epsilon == pytest.approx(1.0)
     assert audit.best_release_test.pair == "deep_split"
     assert audit.best_release_test.pair_epsilon > 0.99
+
+
+def test_the_split_pair_blocks_follow_the_selection_the_plan_charges(car):
+    """The default split pair's score gap puts about SPLIT_TARGET_SHARE of the selections
+    off the dominant attribute: a slower exponent (the paper's exp(eps' u / 2), a deeper
+    tree's smaller eps') needs a wider gap, and a forest's blocks are dealt to its trees."""
+    from privet.audits.learners.worst_case import worst_case_pair
+    from privet.learners import DPID3Classifier, DPRandomForestClassifier
+
+    def rows(est):
+        return len(worst_case_pair(est, car.schema).X0)
+
+    mono = rows(DPID3Classifier(epsilon=1.0, max_depth=1, schema=car.schema))
+    paper = rows(DPID3Classifier(epsilon=1.0, max_depth=1, schema=car.schema, em_form="paper"))
+    deeper = rows(DPID3Classifier(epsilon=1.0, max_depth=3, schema=car.schema))
+    assert mono == 16  # 4 blocks of 4: gap 8 at eps' = 0.5, 5 other attributes
+    assert paper == deeper == 32  # half the exponent: twice the gap
+    forest = DPRandomForestClassifier(n_estimators=5, epsilon=1.0, max_depth=1, schema=car.schema)
+    one = DPRandomForestClassifier(n_estimators=1, epsilon=1.0, max_depth=1, schema=car.schema)
+    assert rows(forest) == 5 * rows(one)
