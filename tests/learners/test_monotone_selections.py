@@ -153,3 +153,110 @@ def test_one_hot_max_scores_are_monotone_under_add_remove():
             for rec in domain:
                 diff = scores([*rows, rec]) - base
                 assert set(diff.tolist()) <= {0.0, 1.0}, (rows, rec, diff)
+
+
+def _split_deltas(led):
+    return {c.entry.delta for c in led.charges if c.step.startswith("split")}
+
+
+@pytest.mark.mpc
+def test_three_parties_cdp_pmpc_samples_the_monotone_form_and_is_charged_its_plan(tennis):
+    """CDP+PMPC-ID3 with 3 MPyC parties over TCP. (1) Under the same public testing
+    noise the protocol opens the reference's tree with the monotone noisy max, and its
+    reveal log names the form (the paper's scale opens another tree at this seed). (2) A production fit is charged its plan: the
+    split selections' delta is that of the scale ceil(1)/eps' sampled."""
+    from privet.learners._protocols.numbers import SecureNumbers
+    from privet.learners._protocols.testing import (
+        agreement_runs,
+        allow_testing_noise,
+        compare_trees,
+    )
+    from privet.learners.partial_mpc_id3.host import run_partial_mpc_id3
+    from privet.learners.partial_mpc_id3.testing import reference_partial_mpc_id3
+    from privet.mechanisms.bitwise_geometric import noisy_max_delta
+
+    codes, y = tennis.codes()
+    numbers = SecureNumbers(mpc_noise="discrete", monotone=True)
+    params = {"depth": 2, "epsilon": 0.3, "leaf": "exponential", "numbers": numbers}
+    run, ref, seed = agreement_runs(
+        reference_partial_mpc_id3,
+        run_partial_mpc_id3,
+        tennis.schema,
+        codes,
+        y,
+        backend="mpc",
+        **params,
+    )
+    sizes, u = tennis.schema.domain_sizes, tennis.schema.n_classes
+    assert len(run.stats.parties) == 3
+    assert compare_trees(run.tree(sizes, u), ref) == []
+    assert run.params["monotone"] is True
+    assert all("monotone=True" in r["entry_repr"] for r in run.reveals)
+    with allow_testing_noise():  # the paper's scale opens another tree at this seed
+        paper = {**params, "numbers": SecureNumbers(mpc_noise="discrete")}
+        other = run_partial_mpc_id3(
+            codes, y, sizes, u, backend="local", _testing_noise=seed, **paper
+        )
+    assert compare_trees(other.tree(sizes, u), ref) != []
+
+    led = Ledger(budget=Guarantee(0.9, 1e-9))
+    m = PartialMPCID3Classifier(
+        epsilon=0.9, max_depth=2, schema=tennis.schema, ledger=led, backend="mpc", parties=3
+    )
+    m.fit(tennis.X, tennis.y)
+    assert {(c.step, c.entry) for c in led.charges} == set(_plan_entries(m.privacy_plan()))
+    monotone_delta = noisy_max_delta(0.3, 1.0, tennis.schema.n_features, monotone=True)
+    (delta,) = _split_deltas(led)
+    assert delta == pytest.approx(monotone_delta, rel=1e-12, abs=0.0)
+    assert monotone_delta != pytest.approx(noisy_max_delta(0.3, 1.0, 4), rel=1e-3, abs=0.0)
+    assert led.spent().epsilon == pytest.approx(0.9)
+
+
+@pytest.mark.mpc
+def test_three_parties_oblivious_tree_samples_the_monotone_form_and_is_charged_its_plan(
+    tennis,
+):
+    """ODP+FMPC-ID3 (sound hidden splits) with 3 MPyC parties: the secret tree equals
+    the reference's under the same testing noise with the monotone noisy max (hidden
+    node scores and leaf counts), and a production fit is charged its plan."""
+    from privet.learners._protocols.numbers import SecureNumbers
+    from privet.learners._protocols.testing import (
+        allow_testing_noise,
+        compare_secret_tree,
+        robust_seed,
+    )
+    from privet.learners.oblivious_id3.host import run_oblivious_id3
+    from privet.learners.oblivious_id3.testing import reference_oblivious_id3
+
+    codes, y = tennis.codes()
+    params = {
+        "depth": 2,
+        "split": "exponential",
+        "split_epsilon": 0.125,
+        "leaf_epsilon": 0.75,
+        "leaf": "exponential",
+        "numbers": SecureNumbers(mpc_noise="discrete", monotone=True),
+    }
+    with allow_testing_noise():
+        seed, ref = robust_seed(
+            lambda s: reference_oblivious_id3(codes, y, tennis.schema, seed=s, **params)
+        )
+        model = run_oblivious_id3(
+            codes,
+            y,
+            tennis.schema.domain_sizes,
+            tennis.schema.n_classes,
+            backend="mpc",
+            _testing_noise=seed,
+            **params,
+        )
+    assert model.n_parties == 3
+    assert compare_secret_tree(model.reconstruct(), ref, (3, 3, 2, 2), 3) == []
+
+    led = Ledger(budget=Guarantee(1.0, 1e-9))
+    m = ObliviousID3Classifier(
+        epsilon=1.0, max_depth=2, schema=tennis.schema, ledger=led, backend="mpc", parties=3
+    )
+    m.fit(tennis.X, tennis.y)
+    assert {(c.step, c.entry) for c in led.charges} == set(_plan_entries(m.privacy_plan()))
+    assert led.spent().epsilon == pytest.approx(1.0)

@@ -111,8 +111,10 @@ def test_monotone_noisy_max_samples_at_ceil_delta_over_epsilon_and_its_delta_fol
     assert mono.laplace.coins == SecureDiscreteLaplace(epsilon=0.5, sensitivity=1).coins
     # delta at the scale sampled: (1 + e^eps) d tau(2.0), not tau(4.0)
     assert mono.delta(7) == pytest.approx(
-        (1 + math.exp(0.5)) * 7 * laplace_tv(2.0), rel=1e-12
+        (1 + math.exp(0.5)) * 7 * laplace_tv(2.0), rel=1e-12, abs=0.0
     )
+    assert mono.delta(7) != pytest.approx(rnm_delta := noisy_max_delta(0.5, 1.0, 7), abs=0.0)
+    assert rnm_delta == SecureReportNoisyMax(epsilon=0.5).delta(7)
     assert mono.delta(7) == noisy_max_delta(0.5, 1.0, 7, monotone=True)
     assert mono.entry(7) == ApproxDP(epsilon=0.5, delta=mono.delta(7))
     assert SecureReportNoisyMax(epsilon=0.5, sensitivity=1.5, monotone=True).scale == 4.0
