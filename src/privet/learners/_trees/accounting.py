@@ -153,6 +153,11 @@ class NoiseAccounting:
                    epsilon (``NoisyMax``, ``Laplace``)       ``ApproxDP(eps, delta ~ 1e-12)``
     =============  ========================================  =================================
 
+    With ``em_form="auto"`` under add/remove (:attr:`monotone`, see
+    :func:`monotone_selection`) the selections take their monotone form at the
+    same epsilon: ``Exponential(monotone=True)``, ``NoisyMax(monotone=True)``,
+    and in MPC the ``ApproxDP`` delta of the discrete noise at ceil(Δ)/ε.
+
     Parameters
     ----------
     noise : {"paper", "discrete"}
