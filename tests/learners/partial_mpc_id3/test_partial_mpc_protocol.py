@@ -168,9 +168,7 @@ def test_replay_charges_the_plan_and_rebuilds_the_opened_tree(tennis, noise):
         paper_form = learner.set_params(em_form="paper")._accounting(tennis.schema)
         with pytest.raises(InvalidParameterError, match="monotone"):
             ReplayOps(run, tennis.schema, caller="test", accounting=paper_form)
-    other = learner.set_params(
-        noise="paper" if noise == "discrete" else "discrete", em_form="auto"
-    )
+    other = learner.set_params(noise="paper" if noise == "discrete" else "discrete", em_form="auto")
     with pytest.raises(InvalidParameterError, match="mpc_noise"):
         ReplayOps(run, tennis.schema, caller="test", accounting=other._accounting(tennis.schema))
 
