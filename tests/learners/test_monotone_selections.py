@@ -83,6 +83,34 @@ def test_planned_entries_are_the_charged_entries(car, name, noise, em_form, rela
     assert led.plan_cost(paper_plan) == led.plan_cost(planned)
 
 
+@pytest.mark.parametrize("relation", ["add_remove", "replace_one"])
+@pytest.mark.parametrize("em_form", ["auto", "paper"])
+def test_extra_trees_exponential_leaves_plan_charges_and_law(car, em_form, relation):
+    """DPExtraTreesClassifier's exponential leaves (class counts, monotone under
+    add/remove): plan = charges, monotone exactly under add/remove with "auto", the
+    recorded law at scale 1 / eps there and 2 / eps otherwise, the same cost."""
+    from privet.learners import DPExtraTreesClassifier
+
+    def build(**kw):
+        return DPExtraTreesClassifier(
+            n_estimators=3, max_depth=2, leaf="exponential", schema=car.schema, **kw
+        )
+
+    led = Ledger(budget=Guarantee(100.0), relation=relation)
+    m = build(epsilon=0.8, em_form=em_form, ledger=led, random_state=0)
+    with recorder.recording() as rec:
+        m.fit(car.X, car.y)
+    eps = m.calibrated_epsilon_  # 0.4 under replace-one (two leaves per record)
+    planned = build(epsilon=eps, em_form=em_form, ledger=led).privacy_plan()
+    assert {(c.step, c.entry) for c in led.charges} == set(_plan_entries(planned))
+    monotone = relation == "add_remove" and em_form == "auto"
+    assert {c.entry.monotone for c in led.charges} == {monotone}
+    laws = {r.law for r in rec.releases if isinstance(r.law, SelectionLaw)}
+    assert laws == {SelectionLaw("gumbel", (1.0 if monotone else 2.0) / eps)}
+    other = build(epsilon=eps, em_form="paper" if em_form == "auto" else "auto", ledger=led)
+    assert led.plan_cost(other.privacy_plan()) == led.plan_cost(planned)
+
+
 @pytest.mark.parametrize("noise", ["paper", "discrete"])
 @pytest.mark.parametrize(
     "cls, params",

@@ -70,11 +70,16 @@ def laplace_sensitivity(relation: NeighbouringRelation) -> float:
     return 1.0 if relation is NeighbouringRelation.ADD_REMOVE else 2.0
 
 
-def leaf_entry(leaf: str, epsilon: float, relation: NeighbouringRelation) -> Entry:
-    """Ledger entry of one DP leaf update (App. A.2.4) at ``epsilon``."""
+def leaf_entry(
+    leaf: str, epsilon: float, relation: NeighbouringRelation, monotone: bool = False
+) -> Entry:
+    """Ledger entry of one DP leaf update (App. A.2.4) at ``epsilon``.
+
+    ``monotone``: the exponential leaves' monotone form (:func:`monotone_selection`).
+    """
     if leaf == "exponential":
         # Counts as utilities: one record moves each count by at most 1.
-        return Exponential(epsilon=epsilon, sensitivity=1.0)
+        return Exponential(epsilon=epsilon, sensitivity=1.0, monotone=monotone)
     sens = laplace_sensitivity(relation)
     return Laplace(scale=sens / epsilon, sensitivity=sens)
 

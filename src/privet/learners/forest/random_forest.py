@@ -11,6 +11,7 @@ from privet.data import Schema
 from privet.errors import BudgetExceededError, InvalidParameterError
 from privet.learners._params import Interval, StrOptions
 from privet.learners._trees.accounting import (
+    EM_FORMS,
     ClaimRule,
 )
 from privet.learners.forest.base import _BaseDPForest
@@ -178,7 +179,7 @@ class DPRandomForestClassifier(_BaseDPForest):
         **_BaseDPForest._parameter_constraints,
         "tree": [StrOptions({"oblivious", "partial_mpc"})],
         "split": [StrOptions({"exponential", "exact"})],
-        "em_form": [StrOptions({"auto", "paper"})],
+        "em_form": [StrOptions(set(EM_FORMS))],
         "split_fraction": [Interval(Real, 0, 1, closed="neither")],
         "backend": [StrOptions({"reference", "mpc", "local"})],
         "noise": [StrOptions({"paper", "discrete"}), None],
