@@ -312,6 +312,49 @@ def test_the_white_box_audit_runs_through_the_protocol_on_what_the_parties_open(
     assert 0.9 < r.pair_epsilon <= 1.0 + 1e-9  # the canary moves the sums by what is charged
 
 
+@pytest.mark.parametrize(
+    "name, cls, monotone_above, paper_below",
+    [
+        ("partial_mpc_id3", "PartialMPCID3Classifier", 0.95, 0.7),
+        ("oblivious_id3", "ObliviousID3Classifier", 0.9, 0.85),
+    ],
+)
+def test_seed000_selections_realise_their_charge_under_add_remove(
+    car, name, cls, monotone_above, paper_below
+):
+    """Issue 32, the other learners of seed 000: with the monotone selections (their
+    default under add/remove) the worst-case pair allows 0.979 (CDP+PMPC-ID3) and 0.921
+    (ODP+FMPC-ID3) of the proven 1 at depth 1, against 0.671 and 0.825 with the paper's
+    form (em_form="paper", as before the change)."""
+    import privet.learners
+    from privet.audits.learners import LearnerSpec
+
+    learner = getattr(privet.learners, cls)
+
+    def paper(*, epsilon, max_depth, schema, ledger, **_):
+        return learner(
+            epsilon=epsilon, max_depth=max_depth, schema=schema, ledger=ledger, em_form="paper"
+        )
+
+    kw = {
+        "epsilon": 1.0,
+        "trials": 20,
+        "confidence": 0.95,
+        "max_depth": 1,
+        "output": "releases",
+        "one_run": False,
+        "n_jobs": 1,
+        "random_state": 0,
+    }
+    monotone = audit_learner(name, car.schema, **kw)
+    faithful = audit_learner(
+        LearnerSpec(name=f"{name}_paper", title="paper form", build=paper), car.schema, **kw
+    )
+    assert monotone.proven_epsilon == pytest.approx(1.0) == faithful.proven_epsilon
+    assert monotone.best_release_test.pair_epsilon > monotone_above
+    assert faithful.best_release_test.pair_epsilon < paper_below
+
+
 def test_dp_id3_selections_realise_their_charge_under_add_remove(car):
     """Issue 32: Alg. 6's exp(eps' u / 2) on the monotone max-operator score spends only
     eps'/2 of the eps' it is charged, so no pair can show more than about 0.67 of a

@@ -10,6 +10,9 @@ reproducible) and the same ledger charges (production noise: the same list
 where the tree's shape is fixed, MPC-ID3 and ODP+FMPC; for CDP+PMPC, whose
 number of leaves depends on the noisy splits, the same total and the same kinds
 of charge).
+
+Regenerated for issue 32 (monotone report-noisy-max, the learners' default under
+add/remove): see ``test_mpc_openings_unchanged.py`` for exactly what changed.
 """
 
 from __future__ import annotations

@@ -24,17 +24,27 @@ from privet.ledger import Guarantee, Ledger
 #: (learner, parameters) of a depth-1 tree whose root split costs 0.2: epsilon / (h + 1)
 #: for the ID3 learners, split_fraction * epsilon / h for the oblivious one; trials; the
 #: exponent's factor: 1/2 for Alg. 6's exp(eps' q / 2), 1 for the monotone form that
-#: DPID3 uses under add/remove (em_form="auto", the default).
+#: the three learners use under add/remove (em_form="auto", the default).
 ROOT_SPLIT_AT_0_2 = [
     pytest.param(DPID3Classifier, {}, 600, 1.0, id="dp_id3"),
     pytest.param(DPID3Classifier, {"em_form": "paper"}, 600, 0.5, id="dp_id3-paper"),
-    pytest.param(PartialMPCID3Classifier, {}, 400, 0.5, id="partial_mpc_id3"),
+    pytest.param(PartialMPCID3Classifier, {}, 400, 1.0, id="partial_mpc_id3"),
+    pytest.param(
+        PartialMPCID3Classifier, {"em_form": "paper"}, 400, 0.5, id="partial_mpc_id3-paper"
+    ),
     pytest.param(
         ObliviousID3Classifier,
         {"split": "exponential", "split_fraction": 0.5},
         400,
-        0.5,
+        1.0,
         id="oblivious_id3",
+    ),
+    pytest.param(
+        ObliviousID3Classifier,
+        {"split": "exponential", "split_fraction": 0.5, "em_form": "paper"},
+        400,
+        0.5,
+        id="oblivious_id3-paper",
     ),
 ]
 

@@ -11,6 +11,20 @@ Issue 35's sorted-table paths (the vector engine) must open the recorded values 
 plus only openings labelled data-independent (the last test). Since issue 35 the
 learners take that path by default for discrete noise (``data_path="auto"``), so the
 recorded charges are those of the sorted-table fits.
+
+Regenerated for issue 32 (the monotone report-noisy-max under add/remove, the
+learners' default ``em_form="auto"``), by running ``mpc_openings_record.py``. What
+changed, and only that: (1) the production fits' split selections of CDP+PMPC and
+ODP+FMPC sample discrete Laplace at ceil(1)/eps' instead of ceil(2)/eps', so their
+charged delta is that scale's (CDP+PMPC at eps' = 1/3: 7.210e-13 -> 6.668e-13;
+ODP+FMPC at eps' = 0.125: 5.497e-13 -> 7.166e-13; the coins' rounding error does not
+shrink with the scale) and the spent delta follows (1.609e-12 -> 1.500e-12 and
+1.265e-12 -> 1.599e-12), epsilon unchanged; (2) the CDP+PMPC testing-noise run, which
+passes its own ``SecureNumbers`` (paper form), logs its entry as
+``SecureReportNoisyMax(..., monotone=False)``: a new field in the repr, the same
+openings and values. The opened trees, the secret model, MPC-ID3 and every leaf charge
+are unchanged. (The ODP+FMPC charges are now stored one per level, as the fits have
+made them since the level-as-one-charge change that this test already allowed for.)
 """
 
 from __future__ import annotations

@@ -22,6 +22,7 @@ from privet.mechanisms.bitwise_geometric import (
     discrete_laplace_delta,
     discrete_laplace_pmf,
     geometric_coins,
+    laplace_tv,
     noisy_max_delta,
 )
 from privet.mpc import run_local
@@ -103,6 +104,24 @@ def test_noisy_max_delta_grows_with_candidates_and_entries_say_so():
     assert 0 < lap.entry(3).delta < 1e-11
 
 
+def test_monotone_noisy_max_samples_at_ceil_delta_over_epsilon_and_its_delta_follows():
+    mono = SecureReportNoisyMax(epsilon=0.5, monotone=True)
+    assert mono.scale == pytest.approx(2.0)  # ceil(Delta) / epsilon, not ceil(2 Delta)
+    assert mono.laplace.sensitivity == 1
+    assert mono.laplace.coins == SecureDiscreteLaplace(epsilon=0.5, sensitivity=1).coins
+    # delta at the scale sampled: (1 + e^eps) d tau(2.0), not tau(4.0)
+    assert mono.delta(7) == pytest.approx(
+        (1 + math.exp(0.5)) * 7 * laplace_tv(2.0), rel=1e-12, abs=0.0
+    )
+    assert mono.delta(7) != pytest.approx(rnm_delta := noisy_max_delta(0.5, 1.0, 7), abs=0.0)
+    assert rnm_delta == SecureReportNoisyMax(epsilon=0.5).delta(7)
+    assert mono.delta(7) == noisy_max_delta(0.5, 1.0, 7, monotone=True)
+    assert mono.entry(7) == ApproxDP(epsilon=0.5, delta=mono.delta(7))
+    assert SecureReportNoisyMax(epsilon=0.5, sensitivity=1.5, monotone=True).scale == 4.0
+    with pytest.raises(InvalidParameterError, match="monotone"):
+        SecureReportNoisyMax(epsilon=0.5, monotone="yes")
+
+
 def test_bad_parameters_are_refused_with_what_to_fix():
     with pytest.raises(InvalidParameterError, match="whole number"):
         SecureDiscreteLaplace(epsilon=1.0, sensitivity=1.5)
@@ -127,7 +146,7 @@ def test_the_coins_keep_their_promised_distance_at_every_allowed_precision(secur
         assert geometric_coins(float(scale), security_bits).tv <= 2.0 ** -(security_bits + 1)
 
 
-async def _draw(ctx, kind="laplace", n=3000, epsilon=0.5, scores=(0, 0, 0)):
+async def _draw(ctx, kind="laplace", n=3000, epsilon=0.5, scores=(0, 0, 0), monotone=False):
     from privet.mpc._runtime import get_runtime
 
     mpc = get_runtime()
@@ -135,7 +154,7 @@ async def _draw(ctx, kind="laplace", n=3000, epsilon=0.5, scores=(0, 0, 0)):
         mech = SecureDiscreteLaplace(epsilon=epsilon)
         out = await mpc.output(mech.noise((n,)))
     else:
-        mech = SecureReportNoisyMax(epsilon=epsilon)
+        mech = SecureReportNoisyMax(epsilon=epsilon, monotone=monotone)
         s = mech.sectype.array(np.tile(np.asarray(scores, dtype=np.int64), (n, 1)))
         onehot = mech.select(s)
         out = await mpc.output(mpc.np_sum(onehot * np.arange(len(scores)), axis=1))
@@ -168,11 +187,15 @@ def test_secure_discrete_laplace_draws_follow_discrete_laplace():
     assert chi_square_p(counts, discrete_laplace_pmf(lap.scale, support)) > ALPHA
 
 
-def test_secure_noisy_max_follows_the_exact_selection_probabilities():
+@pytest.mark.parametrize("monotone", [False, True])
+def test_secure_noisy_max_follows_the_exact_selection_probabilities(monotone):
+    """At scale ceil(2 Delta)/eps = 2, or ceil(Delta)/eps = 1 for monotone scores."""
     scores = (3, 5, 5, 0)
     args = {"kind": "rnm", "n": 2000, "epsilon": 1.0, "scores": list(scores)}
+    args["monotone"] = monotone
     picks = np.asarray(run_local(f"{__file__}:_draw", args).results[0], dtype=int)
-    probs = discrete_noisy_max_probabilities(np.asarray(scores, dtype=float), 2.0)
+    scale = 1.0 if monotone else 2.0
+    probs = discrete_noisy_max_probabilities(np.asarray(scores, dtype=float), scale)
     counts = np.bincount(picks, minlength=len(scores))
     assert chi_square_p(counts, probs) > ALPHA
     assert probs[1] > probs[2]  # first maximum wins ties: the tie rule is fixed

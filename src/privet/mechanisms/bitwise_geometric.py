@@ -137,14 +137,26 @@ def discrete_laplace_delta(
     return min(1.0, (1.0 + _exp(epsilon)) * changed * tv)
 
 
+def noisy_max_scale(epsilon: float, sensitivity: float, monotone: bool = False) -> float:
+    """Scale of report-noisy-max's discrete Laplace noise: ceil(2Δ)/ε, or ceil(Δ)/ε for a
+    utility that is monotone between neighbours (:mod:`privet.mpc.discrete`, "Proof")."""
+    shift = float(sensitivity) if monotone else 2 * float(sensitivity)
+    return math.ceil(shift) / float(epsilon)
+
+
 def noisy_max_delta(
     epsilon: float,
     sensitivity: float,
     n_candidates: int,
     security_bits: int = DEFAULT_SECURITY_BITS,
+    monotone: bool = False,
 ) -> float:
-    """delta of report-noisy-max with bitwise discrete Laplace(ceil(2Δ)/ε) over d candidates."""
-    tv = laplace_tv(math.ceil(2 * float(sensitivity)) / float(epsilon), security_bits)
+    """delta of report-noisy-max with bitwise discrete Laplace over d candidates.
+
+    At the scale actually sampled (:func:`noisy_max_scale`): ceil(2Δ)/ε, or
+    ceil(Δ)/ε with ``monotone``.
+    """
+    tv = laplace_tv(noisy_max_scale(epsilon, sensitivity, monotone), security_bits)
     return min(1.0, (1.0 + _exp(epsilon)) * int(n_candidates) * tv)
 
 
@@ -162,4 +174,5 @@ __all__ = [
     "geometric_coins",
     "laplace_tv",
     "noisy_max_delta",
+    "noisy_max_scale",
 ]

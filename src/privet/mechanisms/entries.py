@@ -36,8 +36,10 @@ class NoisyMax(Entry):
     "The permute-and-flip mechanism is identical to report-noisy-max with
     exponential noise"), whose selection distribution differs from the
     exponential mechanism's. With discrete Laplace noise of scale
-    ceil(2 sensitivity) / epsilon and the first maximum reported it is
-    epsilon-DP as well (Dwork & Roth, Claim 3.9, with integer thresholds).
+    ceil(2 sensitivity) / epsilon, or ceil(sensitivity) / epsilon when the
+    utility is ``monotone``, and the first maximum reported it is epsilon-DP as
+    well (Dwork & Roth, Claim 3.9, with integer thresholds; the proof is in
+    :mod:`privet.mpc.discrete`). ``monotone`` never changes the charge.
     """
 
     epsilon: float

@@ -7,7 +7,6 @@ tests and audits live next to each mechanism.
 from __future__ import annotations
 
 import functools
-import math
 from collections.abc import Sequence
 from typing import Any, Literal
 
@@ -20,6 +19,7 @@ from privet.ledger import ADD_REMOVE, Claim, Entry, Exponential, Guarantee, Neig
 from privet.mechanisms import _opendp, recorder
 from privet.mechanisms import _validate as v
 from privet.mechanisms.base import Mechanism
+from privet.mechanisms.bitwise_geometric import noisy_max_scale
 from privet.mechanisms.entries import NoisyMax
 from privet.mechanisms.laws import (
     Law,
@@ -211,9 +211,15 @@ class ReportNoisyMax(_Selection):
     ``noise="discrete_laplace"`` adds integer discrete Laplace noise of scale
     ceil(2 Delta) / epsilon (OpenDP's sampler) and returns the *first* maximum:
     epsilon-DP by Dwork & Roth's Claim 3.9 with integer thresholds (see
-    :mod:`privet.mpc.discrete`). It is the plaintext reference of the sound MPC
-    selection :class:`privet.mpc.SecureReportNoisyMax`, which samples the same
-    noise exactly on secret shares. Not offered for monotone utilities.
+    :mod:`privet.mpc.discrete`). With ``monotone=True`` the scale is
+    ceil(Delta) / epsilon: for utilities that move one way between neighbours
+    (D' = D + x: u_j(D) <= u_j(D') <= u_j(D) + Delta for every j, e.g. counts and
+    max-operator scores under add/remove) it is epsilon-DP all the same; the
+    proof, with the discrete Laplace tail ratio, is in :mod:`privet.mpc.discrete`
+    ("Proof of the guarantee"). The caller vouches for the monotonicity. It is
+    the plaintext reference of the sound MPC selection
+    :class:`privet.mpc.SecureReportNoisyMax`, which samples the same noise
+    exactly on secret shares.
     """
 
     mechanism = "report_noisy_max"
@@ -235,17 +241,14 @@ class ReportNoisyMax(_Selection):
                 "The 'noise' parameter of ReportNoisyMax must be 'gumbel', 'exponential' or "
                 f"'discrete_laplace'; got {noise!r}."
             )
-        if noise == "discrete_laplace" and monotone:
-            raise InvalidParameterError(
-                "ReportNoisyMax(noise='discrete_laplace') has no monotone variant; drop "
-                "monotone=True."
-            )
         self.noise = noise
 
     @property
     def scale(self) -> float:
+        """2 Delta / epsilon, or Delta / epsilon when ``monotone``; for discrete Laplace noise
+        ceil(2 Delta) / epsilon, or ceil(Delta) / epsilon when ``monotone``."""
         if self.noise == "discrete_laplace":
-            return math.ceil(2 * self.sensitivity) / self._epsilon
+            return noisy_max_scale(self._epsilon, self.sensitivity, self.monotone)
         return super().scale
 
     def entry(self) -> Entry:

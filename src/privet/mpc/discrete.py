@@ -13,10 +13,11 @@ charge a proven (epsilon, delta):
     12, and the distribution OpenDP's ``make_laplace`` samples on integers
     (Canonne, Kamath & Steinke 2020), which the plaintext reference paths use.
 :class:`SecureReportNoisyMax`
-    Adds discrete Laplace noise of scale t = ⌈2Δ⌉ / ε to secret scores and
-    returns the secret one-hot of the first maximum: the sound replacement of
-    the secure exponential mechanism (Algorithm 13). A different distribution
-    from the exponential mechanism, with the same ε.
+    Adds discrete Laplace noise of scale t = ⌈2Δ⌉ / ε (t = ⌈Δ⌉ / ε for
+    ``monotone`` scores) to secret scores and returns the secret one-hot of
+    the first maximum: the sound replacement of the secure exponential
+    mechanism (Algorithm 13). A different distribution from the exponential
+    mechanism, with the same ε.
 
 How the noise is sampled
 ------------------------
@@ -52,6 +53,29 @@ discrete Laplace. A mechanism at TV τ from an ε-DP one is
   r, so P(i | D') >= q**⌈2Δ⌉ P(i | D) = e**-ε P(i | D). (The argument of
   Dwork & Roth, Claim 3.9, with integer thresholds.) All d noise values
   matter: δ = (1 + e**ε) d τ.
+* **Monotone scores** (``monotone=True``): report-noisy-max as above with
+  t = ⌈Δ⌉/ε is ε-DP when the scores move one way between neighbours: for
+  D' = D + x, c_j <= c'_j <= c_j + Δ for every candidate j (counts, and the
+  max-operator score of seed 000's Eq. 1, under add/remove: one record raises
+  one count of each table by 1, so each sum of row maxima by 0 or 1). Fix
+  the other candidates' noise r_{-i}; the values of Z_i for which i wins on D
+  are the integers r_i >= r* (upward closed: raising r_i keeps i ahead). For
+  r_i >= r* + ⌈Δ⌉, c'_i + r_i >= c_i + r* + ⌈Δ⌉ >= c_j + r_j + Δ >=
+  c'_j + r_j, strictly where the tie rule needs it (j before i), because
+  c_i + r* beats c_j + r_j on D in the same way; so i wins on D' and
+  P(i | D', r_{-i}) >= P(Z >= r* + ⌈Δ⌉) >= q**⌈Δ⌉ P(Z >= r*) =
+  e**-ε P(i | D, r_{-i}). The other direction swaps the roles, with
+  c_i >= c'_i - Δ and c_j <= c'_j: for r_i >= r'* + ⌈Δ⌉ (r'* the least
+  winning value on D'), c_i + r_i >= c'_i + r'* >= c'_j + r_j >= c_j + r_j.
+  Integrating over r_{-i} gives ε-DP. The tail ratio: for an integer r >= 0,
+  P(Z >= r) = q**r / (1 + q), so P(Z >= r + 1) = q P(Z >= r); for r = -m < 0,
+  P(Z >= r) = 1 - q**(m+1) / (1 + q) and P(Z >= r + 1) - q P(Z >= r) =
+  (1 - q)(1 - q**m) >= 0. This is Dwork & Roth (2014), Claim 3.9, whose proof
+  is written for counting queries with exactly c_j <= c'_j <= c_j + 1, with
+  integer thresholds. The scores are not monotone under replace-one (a
+  record moving between values lowers one count and raises another), so the
+  learners use it under add/remove only. δ is as above, at the scale t
+  sampled.
 
 With the default ``security_bits=40``, τ <= 2**-40 (1e-12), so δ is about
 1e-13 to 1e-11 per release (it grows with Δ and with the number of
@@ -278,13 +302,17 @@ class SecureReportNoisyMax:
         Sensitivity Δ of each score (max-operator scores: 1).
     bit_length, frac_length, security_bits
         As for :class:`SecureDiscreteLaplace`.
+    monotone : bool, default=False
+        The scores move one way between neighbours (c_j <= c'_j <= c_j + Δ for
+        D' = D + x): the noise scale is then ⌈Δ⌉ / ε, same ε (module
+        docstring, "Monotone scores"). The caller vouches for it.
 
     Attributes
     ----------
     scale : float
-        t = ⌈2Δ⌉ / ε.
+        t = ⌈2Δ⌉ / ε, or ⌈Δ⌉ / ε when ``monotone``.
     laplace : SecureDiscreteLaplace
-        The noise sampler (at sensitivity ⌈2Δ⌉).
+        The noise sampler (at sensitivity ⌈2Δ⌉, or ⌈Δ⌉ when ``monotone``).
     """
 
     epsilon: float
@@ -292,16 +320,23 @@ class SecureReportNoisyMax:
     bit_length: int = 32
     frac_length: int | None = None
     security_bits: int = DEFAULT_SECURITY_BITS
+    monotone: bool = False
 
     def __post_init__(self) -> None:
         _check_common(type(self).__name__, self.epsilon, self.sensitivity, self.security_bits)
+        if not isinstance(self.monotone, bool):
+            raise InvalidParameterError(
+                f"The 'monotone' parameter of {type(self).__name__} must be True or False; "
+                f"got {self.monotone!r}."
+            )
         self.laplace  # noqa: B018 - validates the noise range now
 
     @cached_property
     def laplace(self) -> SecureDiscreteLaplace:
+        shift = float(self.sensitivity) if self.monotone else 2 * float(self.sensitivity)
         return SecureDiscreteLaplace(
             epsilon=float(self.epsilon),
-            sensitivity=math.ceil(2 * float(self.sensitivity)),
+            sensitivity=math.ceil(shift),
             bit_length=self.bit_length,
             frac_length=self.frac_length,
             security_bits=self.security_bits,
@@ -321,7 +356,9 @@ class SecureReportNoisyMax:
 
     def delta(self, n_candidates: int) -> float:
         """δ of one selection among d candidates: (1 + e**ε) d τ."""
-        return noisy_max_delta(self.epsilon, self.sensitivity, n_candidates, self.security_bits)
+        return noisy_max_delta(
+            self.epsilon, self.sensitivity, n_candidates, self.security_bits, bool(self.monotone)
+        )
 
     def entry(self, n_candidates: int) -> ApproxDP:
         return ApproxDP(epsilon=float(self.epsilon), delta=self.delta(n_candidates))

@@ -164,6 +164,7 @@ def test_charging_a_run_costs_what_the_learner_planned(split, noise, relation):
         numbers=SecureNumbers(
             mpc_noise=accounting.mpc_noise,
             laplace_sensitivity=1.0 if relation == "add_remove" else 2.0,
+            monotone=accounting.monotone,
         ),
     )
     led = Ledger(budget=budget, relation=relation)

@@ -120,8 +120,10 @@ def test_replay_charges_the_plan_and_rebuilds_the_opened_tree(tennis, noise):
         depth=2,
         epsilon=eps,
         backend="local",
-        numbers=SecureNumbers(mpc_noise=accounting.mpc_noise),
+        numbers=SecureNumbers(mpc_noise=accounting.mpc_noise, monotone=accounting.monotone),
     )
+    # the learner's default form: monotone noisy max under add/remove (discrete noise only)
+    assert accounting.monotone == (noise == "discrete")
     led = Ledger(budget=Guarantee.unbounded() if noise == "paper" else Guarantee(0.9, 1e-9))
     plan = learner.privacy_plan(tennis.schema)
     with led.reserve(plan, scope=led.root) as res:
@@ -162,7 +164,11 @@ def test_replay_charges_the_plan_and_rebuilds_the_opened_tree(tennis, noise):
             leaf="laplace",
             claim=learner._claim_rule(),
         )
-    other = learner.set_params(noise="paper" if noise == "discrete" else "discrete")
+    if noise == "discrete":  # a run in the other form is not what the learner charges
+        paper_form = learner.set_params(em_form="paper")._accounting(tennis.schema)
+        with pytest.raises(InvalidParameterError, match="monotone"):
+            ReplayOps(run, tennis.schema, caller="test", accounting=paper_form)
+    other = learner.set_params(noise="paper" if noise == "discrete" else "discrete", em_form="auto")
     with pytest.raises(InvalidParameterError, match="mpc_noise"):
         ReplayOps(run, tennis.schema, caller="test", accounting=other._accounting(tennis.schema))
 

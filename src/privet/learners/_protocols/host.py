@@ -203,14 +203,21 @@ class PredictRun:
 
 
 def check_noise(params: dict[str, Any], accounting: NoiseAccounting) -> None:
-    """Refuse to replay a run whose MPC noise differs from what the learner charges."""
+    """Refuse to replay a run whose MPC noise differs from what the learner charges.
+
+    The sampler, its security bits and its form (``monotone``: the scale ceil(Δ)/ε of
+    report-noisy-max, which the charges' delta follows) must all be the learner's.
+    """
     made = params.get("mpc_noise", "fixed_point")
-    if made != accounting.mpc_noise or int(params.get("security_bits", 40)) != int(
-        accounting.security_bits
+    monotone = bool(params.get("monotone", False))
+    if (
+        made != accounting.mpc_noise
+        or int(params.get("security_bits", 40)) != int(accounting.security_bits)
+        or monotone != accounting.monotone
     ):
         raise InvalidParameterError(
             f"the protocol ran with mpc_noise={made!r}, security_bits="
-            f"{params.get('security_bits')}, but the replay charges "
-            f"{accounting.mpc_noise!r}, {accounting.security_bits}; run the protocol with "
-            "the learner's noise."
+            f"{params.get('security_bits')}, monotone={monotone}, but the replay charges "
+            f"{accounting.mpc_noise!r}, {accounting.security_bits}, monotone="
+            f"{accounting.monotone}; run the protocol with the learner's noise."
         )

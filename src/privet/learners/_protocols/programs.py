@@ -362,12 +362,13 @@ def choose_bit_length(n_rows: int, numbers: SecureNumbers | None = None, **run: 
 def sized_numbers(
     accounting: NoiseAccounting, relation: NeighbouringRelation, n_rows: int, **run: Any
 ) -> SecureNumbers:
-    """A learner's run format: its accounting's samplers, the relation's leaf
-    sensitivity, and the smallest bit length that holds the run
-    (:func:`choose_bit_length`; raises before launch when none does)."""
+    """A learner's run format: its accounting's samplers and their form (monotone
+    report-noisy-max), the relation's leaf sensitivity, and the smallest bit length
+    that holds the run (:func:`choose_bit_length`; raises before launch when none does)."""
     numbers = SecureNumbers(
         laplace_sensitivity=laplace_sensitivity(relation),
         mpc_noise=accounting.mpc_noise,
         security_bits=accounting.security_bits,
+        monotone=accounting.monotone,
     )
     return numbers.replace(bit_length=choose_bit_length(n_rows, numbers, **run))

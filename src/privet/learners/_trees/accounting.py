@@ -70,11 +70,16 @@ def laplace_sensitivity(relation: NeighbouringRelation) -> float:
     return 1.0 if relation is NeighbouringRelation.ADD_REMOVE else 2.0
 
 
-def leaf_entry(leaf: str, epsilon: float, relation: NeighbouringRelation) -> Entry:
-    """Ledger entry of one DP leaf update (App. A.2.4) at ``epsilon``."""
+def leaf_entry(
+    leaf: str, epsilon: float, relation: NeighbouringRelation, monotone: bool = False
+) -> Entry:
+    """Ledger entry of one DP leaf update (App. A.2.4) at ``epsilon``.
+
+    ``monotone``: the exponential leaves' monotone form (:func:`monotone_selection`).
+    """
     if leaf == "exponential":
         # Counts as utilities: one record moves each count by at most 1.
-        return Exponential(epsilon=epsilon, sensitivity=1.0)
+        return Exponential(epsilon=epsilon, sensitivity=1.0, monotone=monotone)
     sens = laplace_sensitivity(relation)
     return Laplace(scale=sens / epsilon, sensitivity=sens)
 
@@ -84,6 +89,36 @@ def leaf_mechanism(leaf: str) -> str:
 
 
 NOISES = ("paper", "discrete")
+
+
+#: The forms of the selections (``em_form``), as DPID3Classifier names them.
+EM_FORMS = ("auto", "paper")
+
+
+def monotone_selection(em_form: str, relation: NeighbouringRelation) -> bool:
+    """Whether the selections of the seed-000 trees take their *monotone* form.
+
+    True under add/remove neighbours with ``em_form="auto"`` (the learners'
+    default). The utilities are monotone there: adding a record (v, c) raises
+    one class count of one value of every attribute by 1, so each attribute's
+    max-operator score (Eq. 1, the sum over its values of the largest class
+    count; on one-hot rows Alg. 2's MAX, whose dummy columns add 0) rises by 0
+    or 1, and a leaf's class counts rise by 0 or 1; removing a record lowers
+    them alike. The exponential mechanism then samples ``exp(eps u / Delta)``
+    (not ``exp(eps u / (2 Delta))``) and report-noisy-max adds discrete Laplace
+    noise of scale ``ceil(Delta) / eps`` (not ``ceil(2 Delta) / eps``), at the
+    same eps: both are eps-DP for monotone utilities (McSherry & Talwar 2007;
+    Dwork & Roth 2014, the remark after Thm. 3.10; for discrete noisy max,
+    Claim 3.9's argument with integer thresholds, written out in
+    :mod:`privet.mpc.discrete`). The charges are the same, with their
+    ``monotone`` flag set (in MPC, the discrete samplers' delta is that of the
+    scale sampled). Under replace-one a record moves from one value (or leaf)
+    to another, so scores can fall and rise at once: not monotone, and the
+    paper's form is used. ``em_form="paper"`` keeps the paper's form on every
+    relation. (The paper's fixed-point samplers in MPC always run Alg. 13 as
+    written: :attr:`NoiseAccounting.monotone`.)
+    """
+    return em_form == "auto" and relation is NeighbouringRelation.ADD_REMOVE
 
 
 FIXED_POINT_REASON = (
@@ -123,6 +158,11 @@ class NoiseAccounting:
                    epsilon (``NoisyMax``, ``Laplace``)       ``ApproxDP(eps, delta ~ 1e-12)``
     =============  ========================================  =================================
 
+    With ``em_form="auto"`` under add/remove (:attr:`monotone`, see
+    :func:`monotone_selection`) the selections take their monotone form at the
+    same epsilon: ``Exponential(monotone=True)``, ``NoisyMax(monotone=True)``,
+    and in MPC the ``ApproxDP`` delta of the discrete noise at ceil(Δ)/ε.
+
     Parameters
     ----------
     noise : {"paper", "discrete"}
@@ -135,6 +175,11 @@ class NoiseAccounting:
     n_classes : int
     security_bits : int, default=40
         Of the MPC discrete samplers.
+    em_form : {"auto", "paper"}, default="paper"
+        ``"auto"``: the selections' monotone form under add/remove
+        (:attr:`monotone`, :data:`MONOTONE_NOTE`); the entries are the same with
+        their ``monotone`` flag set (``NoisyMax``, ``Exponential``), and the MPC
+        discrete samplers' delta is that of the scale ceil(Δ)/ε they sample.
     """
 
     noise: str
@@ -143,6 +188,14 @@ class NoiseAccounting:
     n_candidates: int
     n_classes: int
     security_bits: int = 40
+    em_form: str = "paper"
+
+    @property
+    def monotone(self) -> bool:
+        """Whether the selections take their monotone form (not the fixed-point MPC ones)."""
+        if self.in_mpc and self.noise == "paper":
+            return False  # Alg. 13 in fixed point, as the paper writes it
+        return monotone_selection(self.em_form, self.relation)
 
     @property
     def in_mpc(self) -> bool:
@@ -169,7 +222,8 @@ class NoiseAccounting:
         if self.in_mpc:
             d = self.n_candidates if candidates is None else candidates
             delta = _below_one(
-                noisy_max_delta(epsilon, 1.0, max(d, 1), self.security_bits), epsilon
+                noisy_max_delta(epsilon, 1.0, max(d, 1), self.security_bits, self.monotone),
+                epsilon,
             )
             return (
                 ApproxDP(epsilon=epsilon, delta=delta),
@@ -177,10 +231,15 @@ class NoiseAccounting:
             )
         if self.noise == "discrete":
             return (
-                NoisyMax(epsilon=epsilon, sensitivity=1.0, noise="discrete_laplace"),
+                NoisyMax(
+                    epsilon=epsilon,
+                    sensitivity=1.0,
+                    noise="discrete_laplace",
+                    monotone=self.monotone,
+                ),
                 "report_noisy_max",
             )
-        return Exponential(epsilon=epsilon, sensitivity=1.0), "exponential"
+        return Exponential(epsilon=epsilon, sensitivity=1.0, monotone=self.monotone), "exponential"
 
     def leaf(self, leaf: str, epsilon: float) -> tuple[Entry, str]:
         """Entry and mechanism name of one DP leaf update at ``epsilon``."""
@@ -213,13 +272,14 @@ def _below_one(delta: float, epsilon: float) -> float:
 
 
 def estimator_accounting(estimator: Any, schema: Schema | None) -> NoiseAccounting:
-    """The accounting of a seed-000 learner (its ``noise``, ``backend``, ``ledger``)."""
+    """The accounting of a seed-000 learner (its ``noise``, ``backend``, ``em_form``, ``ledger``)."""
     return NoiseAccounting(
         resolve_noise(estimator.noise, estimator.backend),
         estimator.backend,
         relation_of(estimator.ledger),
         schema.n_features if schema is not None else 1,
         schema.n_classes if schema is not None else 2,
+        em_form=estimator.em_form,
     )
 
 
@@ -260,9 +320,17 @@ def exponential_mechanism(
 
 
 @functools.lru_cache(maxsize=512)
-def noisy_max_mechanism(epsilon: float, relation: NeighbouringRelation) -> ReportNoisyMax:
-    """Report-noisy-max with discrete Laplace noise (the sound MPC path's selection)."""
-    return make_report_noisy_max(epsilon, noise="discrete_laplace", relation=relation)
+def noisy_max_mechanism(
+    epsilon: float, relation: NeighbouringRelation, monotone: bool = False
+) -> ReportNoisyMax:
+    """Report-noisy-max with discrete Laplace noise (the sound MPC path's selection).
+
+    ``monotone``: scale ceil(1)/epsilon for a utility that moves one way between
+    neighbours (the caller shows it is), instead of ceil(2)/epsilon.
+    """
+    return make_report_noisy_max(
+        epsilon, noise="discrete_laplace", monotone=monotone, relation=relation
+    )
 
 
 @functools.lru_cache(maxsize=512)

@@ -19,6 +19,7 @@ from privet.errors import InvalidParameterError
 from privet.learners._trees.accounting import (
     exponential_mechanism,
     histogram_mechanism,
+    monotone_selection,
     noisy_max_mechanism,
     secure_rng,
 )
@@ -54,6 +55,10 @@ class ReferenceOps:
     noise : {"paper", "discrete"}, default="paper"
         Selections by the exponential mechanism (paper) or by report-noisy-max
         with discrete Laplace noise (the distribution of the sound MPC path).
+    em_form : {"auto", "paper"}, default="paper"
+        ``"auto"``: the selections' monotone form where the scope's relation is
+        add/remove (:func:`~privet.learners._trees.accounting.monotone_selection`):
+        ``exp(eps u / Delta)``, or discrete Laplace at ``ceil(Delta) / eps``.
     """
 
     def __init__(
@@ -65,6 +70,7 @@ class ReferenceOps:
         *,
         caller: str,
         noise: str = "paper",
+        em_form: str = "paper",
     ) -> None:
         self.codes = np.asarray(codes, dtype=np.int64)
         self.y = np.asarray(y_codes, dtype=np.int64)
@@ -72,7 +78,15 @@ class ReferenceOps:
         self.n_classes = int(n_classes)
         self.caller = caller
         self.noise = noise
+        self.em_form = em_form
         self._rng: np.random.Generator | None = None
+
+    def _selection(self, epsilon: float, relation: NeighbouringRelation) -> Any:
+        """The selection mechanism of a split or an EM leaf (sensitivity 1) on ``relation``."""
+        monotone = monotone_selection(self.em_form, relation)
+        if self.noise == "discrete":
+            return noisy_max_mechanism(float(epsilon), relation, monotone)
+        return exponential_mechanism(float(epsilon), 1.0, relation, monotone)
 
     @property
     def n_attributes(self) -> int:
@@ -129,18 +143,21 @@ class ReferenceOps:
         Used for the split attribute (Alg. 8) and the exponential-mechanism leaf
         (Alg. 10). Gumbel report-noisy-max is the same distribution. With
         ``noise="discrete"``: report-noisy-max with discrete Laplace noise of
-        scale 2Δ/ε, first maximum (the sound MPC path's selection).
+        scale 2Δ/ε, first maximum (the sound MPC path's selection). With
+        ``em_form="auto"`` under add/remove, their monotone forms (Δ for 2Δ).
         """
         mech: Any
-        if self.noise == "discrete":
-            if float(sensitivity) != 1.0:
+        relation = scope.ledger.relation
+        if float(sensitivity) != 1.0:
+            if self.noise == "discrete":
                 raise InvalidParameterError(
                     "the discrete noisy-max selection is built for sensitivity 1 (max-operator "
                     f"scores, counts); got {sensitivity}."
                 )
-            mech = noisy_max_mechanism(float(epsilon), scope.ledger.relation)
+            monotone = monotone_selection(self.em_form, relation)
+            mech = exponential_mechanism(float(epsilon), float(sensitivity), relation, monotone)
         else:
-            mech = exponential_mechanism(float(epsilon), float(sensitivity), scope.ledger.relation)
+            mech = self._selection(epsilon, relation)
         pick = mech(
             np.asarray(utilities, dtype=float),
             scope=scope,
@@ -171,11 +188,7 @@ class ReferenceOps:
         if not nodes:
             return []
         relation = nodes[0][0].ledger.relation
-        mech: Any
-        if self.noise == "discrete":
-            mech = noisy_max_mechanism(float(epsilon), relation)
-        else:
-            mech = exponential_mechanism(float(epsilon), 1.0, relation)
+        mech = self._selection(epsilon, relation)
         utilities = [np.asarray(u, dtype=float) for _, _, u in nodes]
         if tree_scope is not None:
             picks = mech.release_disjoint(
@@ -226,10 +239,7 @@ class ReferenceOps:
                 "tree_scope."
             )
         if leaf == "exponential":
-            if self.noise == "discrete":
-                mech: Any = noisy_max_mechanism(float(epsilon), relation)
-            else:
-                mech = exponential_mechanism(float(epsilon), 1.0, relation)
+            mech = self._selection(epsilon, relation)
             utilities = [c.astype(float) for c in counts]
             if tree_scope is not None:
                 picks = mech.release_disjoint(

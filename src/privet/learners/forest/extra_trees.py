@@ -8,12 +8,15 @@ import numpy as np
 
 from privet.data import Schema
 from privet.learners._base import plan_depth
+from privet.learners._params import StrOptions
 from privet.learners._trees.accounting import (
+    EM_FORMS,
     ClaimRule,
     exponential_mechanism,
     histogram_mechanism,
     leaf_entry,
     leaf_mechanism,
+    monotone_selection,
     relation_of,
 )
 from privet.learners._trees.ops import ReferenceOps, scope_labels
@@ -49,13 +52,14 @@ def plan_extra_tree(
     leaf: str,
     relation: Any,
     claim: ClaimRule,
+    em_form: str = "paper",
 ) -> None:
     """An extra tree's charges: none for its random splits; one for all leaves or one per leaf."""
     if not one_leaf_release(leaf, relation):
         for level in range(depth):
             node = node.partition(max(width, 2), label=f"depth {level + 1}")
     node.charge(
-        leaf_entry(leaf, epsilon, relation),
+        leaf_entry(leaf, epsilon, relation, monotone_selection(em_form, relation)),
         mechanism=leaf_mechanism(leaf),
         step="leaf",
         claim=claim("leaf", epsilon),
@@ -96,6 +100,7 @@ def grow_extra_tree(
     claim: ClaimRule,
     rng: np.random.Generator,
     rows: np.ndarray,
+    em_form: str = "paper",
 ) -> Tree:
     """A DP extra tree (App. D): split attributes drawn uniformly at random.
 
@@ -110,7 +115,14 @@ def grow_extra_tree(
     structure = builder.build()
     if one_leaf_release(leaf, scope.ledger.relation):
         nodes, values = _release_all_leaves(
-            ops, structure, scope, epsilon=epsilon, leaf=leaf, claim=claim, rows=rows
+            ops,
+            structure,
+            scope,
+            epsilon=epsilon,
+            leaf=leaf,
+            claim=claim,
+            rows=rows,
+            monotone=monotone_selection(em_form, scope.ledger.relation),
         )
     else:
         leaves = _leaves_in_scopes(ops, structure, scope, schema, rows)
@@ -135,11 +147,14 @@ def _release_all_leaves(
     leaf: str,
     claim: ClaimRule,
     rows: np.ndarray,
+    monotone: bool = False,
 ) -> tuple[np.ndarray, np.ndarray]:
     """The leaves of ``structure`` and their values, by one release in the tree's scope.
 
     The rows are routed to their leaves in one vectorised pass; the leaves x
-    classes counts are released together (Laplace counts or one EM label per leaf).
+    classes counts are released together (Laplace counts or one EM label per leaf,
+    in the monotone form ``exp(eps c / 1)`` with ``monotone``: the counts are
+    monotone under add/remove, the only relation with one release here).
     """
     relation = scope.ledger.relation
     leaf_nodes = np.flatnonzero(structure.feature < 0)
@@ -157,7 +172,7 @@ def _release_all_leaves(
             dtype=float,
         )
     else:
-        labels = exponential_mechanism(float(epsilon), 1.0, relation)(
+        labels = exponential_mechanism(float(epsilon), 1.0, relation, monotone)(
             counts.astype(float),
             scope=scope,
             caller=ops.caller,
@@ -215,6 +230,13 @@ class DPExtraTreesClassifier(_BaseDPForest):
         Budget of each tree, all of it on the leaves.
     max_depth : int, default=3
     leaf : {"laplace", "exponential"}, default="laplace"
+    em_form : {"auto", "paper"}, default="auto"
+        Form of the exponential leaves: ``"auto"`` samples ``exp(eps c / 1)``
+        under add/remove neighbours, where a leaf's class counts are monotone
+        (adding a record raises one of them by 1), ``"paper"`` the paper's
+        ``exp(eps c / 2)``; same charges either way (see
+        :func:`~privet.learners._trees.accounting.monotone_selection`). Under
+        replace-one, and for Laplace leaves, it changes nothing.
     schema, ledger, public_domain
         As for :class:`DPRandomForestClassifier`.
     random_state : int, RandomState or None
@@ -241,6 +263,11 @@ class DPExtraTreesClassifier(_BaseDPForest):
     (Claim D.1, Poisson subsampling).
     """
 
+    _parameter_constraints = {
+        **_BaseDPForest._parameter_constraints,
+        "em_form": [StrOptions(set(EM_FORMS))],
+    }
+
     def __init__(
         self,
         *,
@@ -250,6 +277,7 @@ class DPExtraTreesClassifier(_BaseDPForest):
         epsilon: float = 1.0,
         max_depth: int = 3,
         leaf: str = "laplace",
+        em_form: str = "auto",
         schema: Any = None,
         ledger: Any = None,
         public_domain: str = "schema",
@@ -261,6 +289,7 @@ class DPExtraTreesClassifier(_BaseDPForest):
         self.epsilon = epsilon
         self.max_depth = max_depth
         self.leaf = leaf
+        self.em_form = em_form
         self.schema = schema
         self.ledger = ledger
         self.public_domain = public_domain
@@ -275,6 +304,7 @@ class DPExtraTreesClassifier(_BaseDPForest):
             leaf=self.leaf,
             relation=relation_of(self.ledger),
             claim=claim,
+            em_form=self.em_form,
         )
 
     def _grow_tree(
@@ -288,7 +318,12 @@ class DPExtraTreesClassifier(_BaseDPForest):
     ) -> Tree:
         schema = self.schema_
         ops = ReferenceOps(
-            codes, y_codes, schema.domain_sizes, schema.n_classes, caller=type(self).__name__
+            codes,
+            y_codes,
+            schema.domain_sizes,
+            schema.n_classes,
+            caller=type(self).__name__,
+            em_form=self.em_form,
         )
         return grow_extra_tree(
             ops,
@@ -300,4 +335,5 @@ class DPExtraTreesClassifier(_BaseDPForest):
             claim=claim,
             rng=np.random.default_rng(rng.randint(2**31)),
             rows=rows,
+            em_form=self.em_form,
         )

@@ -11,6 +11,7 @@ from privet.data import Schema
 from privet.errors import BudgetExceededError, InvalidParameterError
 from privet.learners._params import Interval, StrOptions
 from privet.learners._trees.accounting import (
+    EM_FORMS,
     ClaimRule,
 )
 from privet.learners.forest.base import _BaseDPForest
@@ -65,6 +66,12 @@ class DPRandomForestClassifier(_BaseDPForest):
         that one tree costs ``epsilon`` (``calibrated_epsilon_``).
     max_depth : int, default=3
     leaf : {"laplace", "exponential"}, default="laplace"
+    em_form : {"auto", "paper"}, default="auto"
+        Form of the trees' DP selections, passed to each tree learner (see
+        :class:`PartialMPCID3Classifier`): ``"auto"`` is the monotone form under
+        add/remove neighbours (the max-operator scores and class counts are
+        monotone there), ``"paper"`` the paper's form. Same charges either way;
+        a Poisson forest amplifies each tree's eps-DP charge as before.
     split_fraction : float in (0, 1), default=0.25
         Split share of each oblivious tree's budget (``tree="oblivious"``,
         ``split="exponential"``).
@@ -172,6 +179,7 @@ class DPRandomForestClassifier(_BaseDPForest):
         **_BaseDPForest._parameter_constraints,
         "tree": [StrOptions({"oblivious", "partial_mpc"})],
         "split": [StrOptions({"exponential", "exact"})],
+        "em_form": [StrOptions(set(EM_FORMS))],
         "split_fraction": [Interval(Real, 0, 1, closed="neither")],
         "backend": [StrOptions({"reference", "mpc", "local"})],
         "noise": [StrOptions({"paper", "discrete"}), None],
@@ -190,6 +198,7 @@ class DPRandomForestClassifier(_BaseDPForest):
         epsilon: float = 1.0,
         max_depth: int = 3,
         leaf: str = "laplace",
+        em_form: str = "auto",
         split_fraction: float = 0.25,
         backend: str = "reference",
         noise: str | None = None,
@@ -208,6 +217,7 @@ class DPRandomForestClassifier(_BaseDPForest):
         self.epsilon = epsilon
         self.max_depth = max_depth
         self.leaf = leaf
+        self.em_form = em_form
         self.split_fraction = split_fraction
         self.backend = backend
         self.noise = noise
@@ -239,6 +249,7 @@ class DPRandomForestClassifier(_BaseDPForest):
             "epsilon": self.epsilon,
             "max_depth": self.max_depth,
             "leaf": self.leaf,
+            "em_form": self.em_form,
             "backend": self.backend,
             "parties": self.parties,
             "timeout": self.timeout,

@@ -24,6 +24,7 @@ from privet.learners._base import (
 )
 from privet.learners._params import Interval, StrOptions
 from privet.learners._trees.accounting import (
+    EM_FORMS,
     NOISES,
     ClaimRule,
     NoiseAccounting,
@@ -79,6 +80,19 @@ class ObliviousID3Classifier(BaseTreeClassifier):
     leaf : {"laplace", "exponential"}, default="laplace"
         Leaf label: argmax of Laplace noisy counts (Alg. 1) or the exponential
         mechanism on the counts (the paper's Fig. 4 variant).
+    em_form : {"auto", "paper"}, default="auto"
+        Form of the DP selections (the sound variant's hidden splits and the
+        exponential leaves), as for :class:`~privet.learners.DPID3Classifier`.
+        ``"auto"``: the monotone form under add/remove neighbours, where the
+        hidden node's max-operator scores (Alg. 2's MAX) and the leaves' class
+        counts are monotone (adding a record raises each by 0 or 1):
+        ``exp(eps u / Delta)``, or discrete Laplace noise of scale
+        ``ceil(Delta) / eps`` for report-noisy-max (``noise="discrete"`` and
+        the MPC samplers); the paper's form under replace-one. ``"paper"``:
+        ``exp(eps u / (2 Delta))`` and ``ceil(2 Delta) / eps`` on every
+        relation. Same charges either way (argument in
+        :func:`~privet.learners._trees.accounting.monotone_selection`); no
+        effect on the fixed-point samplers in MPC or on ``split="exact"``.
     split_fraction : float in (0, 1), default=0.25
         Share of ``epsilon`` spent on the splits in the sound variant (ignored
         when ``split="exact"`` or the depth is 0). A prediction releases its
@@ -172,6 +186,7 @@ class ObliviousID3Classifier(BaseTreeClassifier):
         "epsilon": [Interval(Real, 0, None, closed="neither")],
         "split": [StrOptions({"exact", "exponential"})],
         "leaf": [StrOptions({"laplace", "exponential"})],
+        "em_form": [StrOptions(set(EM_FORMS))],
         "split_fraction": [Interval(Real, 0, 1, closed="neither")],
         "backend": [StrOptions({"reference", "mpc", "local"})],
         "noise": [StrOptions(set(NOISES)), None],
@@ -188,6 +203,7 @@ class ObliviousID3Classifier(BaseTreeClassifier):
         max_depth: int = 3,
         split: str = "exponential",
         leaf: str = "laplace",
+        em_form: str = "auto",
         split_fraction: float = 0.25,
         backend: str = "reference",
         noise: str | None = None,
@@ -203,6 +219,7 @@ class ObliviousID3Classifier(BaseTreeClassifier):
         self.max_depth = max_depth
         self.split = split
         self.leaf = leaf
+        self.em_form = em_form
         self.split_fraction = split_fraction
         self.backend = backend
         self.noise = noise
@@ -343,6 +360,7 @@ class ObliviousID3Classifier(BaseTreeClassifier):
             schema,
             caller=type(self).__name__,
             noise=resolve_noise(self.noise, self.backend),
+            em_form=self.em_form,
         )
         return grow_oblivious(
             ops, scope, schema, claim=claim, rows=rows, **self._tree_settings(schema)

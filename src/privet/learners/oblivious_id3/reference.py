@@ -71,9 +71,16 @@ class OneHotOps(ReferenceOps):
         *,
         caller: str,
         noise: str = "paper",
+        em_form: str = "paper",
     ) -> None:
         super().__init__(
-            codes, y_codes, schema.domain_sizes, schema.n_classes, caller=caller, noise=noise
+            codes,
+            y_codes,
+            schema.domain_sizes,
+            schema.n_classes,
+            caller=caller,
+            noise=noise,
+            em_form=em_form,
         )
         self.width = schema.max_domain_size
         self._schema = schema

@@ -5,9 +5,9 @@ scores and class counts are computed under MPC, the split attribute is chosen
 by the exponential mechanism and *revealed* (Alg. 8), and each leaf reveals
 either its Laplace-noised class counts (Alg. 9) or a label drawn by the
 exponential mechanism (Alg. 10). Everything revealed is DP, so the tree is
-public and its output distribution equals DP ID3's as Alg. 6 writes it
-(``DPID3Classifier(em_form="paper")``; DPID3's default under add/remove is the
-monotone exponential mechanism, which this protocol does not use yet).
+public and its output distribution on the reference path equals DP ID3's
+with the same ``em_form`` (under add/remove both use the monotone exponential
+mechanism by default; ``em_form="paper"`` is Alg. 6 as written).
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from privet.learners._base import (
 from privet.learners._params import Interval, StrOptions
 from privet.learners._trees.accounting import (
     CLAIM_SOURCE,
+    EM_FORMS,
     NOISES,
     ClaimRule,
     NoiseAccounting,
@@ -58,9 +59,20 @@ class PartialMPCID3Classifier(BaseTreeClassifier):
     takes their argmax in the clear (Alg. 9) or reveals a label drawn with the
     exponential mechanism (Alg. 10). The budget ``epsilon`` is split evenly over
     the ``h + 1`` levels of a tree of depth ``h = min(max_depth, n_features)``:
-    ``epsilon / (h + 1)`` per query. The released tree is public, and its
-    distribution equals that of :class:`~privet.learners.DPID3Classifier` with
-    ``em_form="paper"`` (Alg. 6 as written).
+    ``epsilon / (h + 1)`` per query. The released tree is public, and on the
+    reference path its distribution equals that of
+    :class:`~privet.learners.DPID3Classifier` with the same ``em_form``
+    (``"paper"``: Alg. 6 as written).
+
+    Under add/remove neighbours the selections take their monotone form by
+    default (``em_form="auto"``), at the same charges: the max-operator scores
+    and the class counts are monotone there (adding a record raises each by 0
+    or 1), so the exponential mechanism samples ``exp(eps' u / Delta)`` and
+    report-noisy-max (``noise="discrete"``, and the MPC samplers) adds discrete
+    Laplace noise of scale ``ceil(Delta) / eps'``, both eps'-DP (argument in
+    :func:`~privet.learners._trees.accounting.monotone_selection` and
+    :mod:`privet.mpc.discrete`). The paper's form spends half of what it is
+    charged.
 
     Parameters
     ----------
@@ -70,6 +82,14 @@ class PartialMPCID3Classifier(BaseTreeClassifier):
         Number of split levels ``h`` (capped at the number of attributes).
     leaf : {"laplace", "exponential"}, default="laplace"
         DP leaf update: Algorithm 9 (noisy counts) or Algorithm 10 (EM label).
+    em_form : {"auto", "paper"}, default="auto"
+        Form of the selections (splits and exponential leaves), as for
+        :class:`~privet.learners.DPID3Classifier`. ``"auto"``: the monotone
+        form under add/remove neighbours (``exp(eps u / Delta)``, or discrete
+        Laplace noise of scale ``ceil(Delta) / eps`` for report-noisy-max), the
+        paper's form under replace-one. ``"paper"``: the paper's form on every
+        relation (``exp(eps u / (2 Delta))``, ``ceil(2 Delta) / eps``). Same
+        charges either way; no effect on the fixed-point samplers in MPC.
     backend : {"reference", "mpc", "local"}, default="reference"
         ``"reference"`` runs the plaintext reference path; ``"mpc"`` runs the
         protocol with ``parties`` MPyC party processes over TCP (the data owners'
@@ -133,7 +153,7 @@ class PartialMPCID3Classifier(BaseTreeClassifier):
 
     See Also
     --------
-    DPID3Classifier : the centralised Algorithm 6, same distribution with ``em_form="paper"``.
+    DPID3Classifier : the centralised Algorithm 6, same distribution with the same ``em_form``.
     ObliviousID3Classifier : the paper's fully oblivious protocol.
 
     Notes
@@ -160,6 +180,7 @@ class PartialMPCID3Classifier(BaseTreeClassifier):
         **BaseTreeClassifier._parameter_constraints,
         "epsilon": [Interval(Real, 0, None, closed="neither")],
         "leaf": [StrOptions({"laplace", "exponential"})],
+        "em_form": [StrOptions(set(EM_FORMS))],
         "backend": [StrOptions({"reference", "mpc", "local"})],
         "noise": [StrOptions(set(NOISES)), None],
         "parties": [Interval(Integral, 1, None, closed="left")],
@@ -175,6 +196,7 @@ class PartialMPCID3Classifier(BaseTreeClassifier):
         epsilon: float = 1.0,
         max_depth: int = 3,
         leaf: str = "laplace",
+        em_form: str = "auto",
         backend: str = "reference",
         noise: str | None = None,
         parties: int = 3,
@@ -189,6 +211,7 @@ class PartialMPCID3Classifier(BaseTreeClassifier):
         self.epsilon = epsilon
         self.max_depth = max_depth
         self.leaf = leaf
+        self.em_form = em_form
         self.backend = backend
         self.noise = noise
         self.parties = parties
@@ -275,6 +298,7 @@ class PartialMPCID3Classifier(BaseTreeClassifier):
             schema.n_classes,
             caller=type(self).__name__,
             noise=resolve_noise(self.noise, self.backend),
+            em_form=self.em_form,
         )
         return grow_partial_mpc(
             ops,
