@@ -149,6 +149,56 @@ def test_sigma_is_the_smallest_that_fits(car):
     assert not led.plan_cost(m._plan(sigma * (1 - 1e-6), shapes, sizes, k)).fits_in(target)
 
 
+@pytest.mark.parametrize(
+    "relation, subsample, binary, epsilon, params",
+    [
+        ("add_remove", 1.0, True, 1.0, {}),
+        ("add_remove", 1.0, False, 0.05, {}),
+        ("add_remove", 1.0, True, 4.0, {"max_depth": 2, "n_estimators": 7}),
+        ("replace_one", 1.0, True, 0.1, {}),
+        ("replace_one", 1.0, False, 2.0, {"n_estimators": 3}),
+        ("add_remove", 0.5, True, 1.0, {"n_estimators": 4}),
+    ],
+)
+def test_fast_calibration_equals_the_bisection_on_the_ledger(
+    car, monkeypatch, relation, subsample, binary, epsilon, params
+):
+    """calibrate_sigma searches on the ledger's cheap views (from the Gaussian-DP closed
+    form) and asks the ledger (PLD included) twice; its sigma must be the bisection's on
+    Ledger.plan_cost itself, to within the two searches' tolerances (1e-9 each), and the
+    ledger must prove the plan at it within the budget. Without subsampling it asks the
+    ledger for the plan's cost at most twice (the bisection asked about 37 times)."""
+    from privet.learners.dp_boosting import booster
+
+    schema = _binary_car(car)[0] if binary else car.schema
+    budget = Guarantee(epsilon, 1e-5)
+    led = Ledger(budget=budget, relation=relation)
+    m = DPGradientBoostingClassifier(
+        epsilon=epsilon, schema=schema, ledger=led, subsample=subsample, random_state=3, **params
+    )
+    shapes, sizes = m._shapes(schema), schema.domain_sizes
+    n_out = 1 if binary else schema.n_classes
+
+    def make(sigma):
+        return m._plan(sigma, shapes, sizes, n_out)
+
+    asked = []
+    real = Ledger.plan_cost
+    monkeypatch.setattr(Ledger, "plan_cost", lambda self, p: asked.append(1) or real(self, p))
+    fast = booster.calibrate_sigma(make, budget, led.relation)
+    n_asked = len(asked)
+    monkeypatch.setattr(Ledger, "plan_cost", real)
+    check = Ledger(budget=budget, relation=relation)
+    slow = booster.bisect_sigma(lambda s: check.plan_cost(make(s)).fits_in(budget), budget)
+    assert abs(fast / slow - 1) <= 2.5e-9, (fast, slow)
+    assert check.plan_cost(make(fast)).fits_in(budget)
+    if subsample == 1.0:
+        assert n_asked <= 2
+        assert booster.gaussian_candidate(make, budget, led.relation) is not None
+    else:
+        assert booster.gaussian_candidate(make, budget, led.relation) is None
+
+
 @pytest.mark.parametrize("relation", ["add_remove", "replace_one"])
 @pytest.mark.parametrize("subsample", [1.0, 0.5])
 @pytest.mark.parametrize("binary", [True, False])
