@@ -504,15 +504,15 @@ def _separable(n: int, seed: int) -> tuple[Any, pd.DataFrame, pd.Series]:
 def test_small_table_is_not_squeezed_to_the_prior():
     """300 rows, eps = 2: before (James-Stein factor 1.5, lambda = sigma T^(1/4) + 1) the
     leaves were shrunk twice (the factor, then a Newton denominator far above the leaf's
-    hessian), the scores stayed near the prior and the accuracy near the majority rate:
-    0.711 (per-fit sd 0.043, 16 fits; 0.670 in most fits). Now (factor 1.25 for the
-    logistic loss, lambda = sigma T^(1/8) + 1): 0.810 (sd 0.042). The mean of 12 fits
-    must reach 0.76: 4 standard errors below the new mean and 4 above the old one, so
-    a false alarm is below 1e-4 (normal approximation)."""
+    hessian), the scores stayed near the prior and the accuracy near the majority rate
+    (0.67): 0.711 (per-fit sd 0.043, 16 fits). Now (factor 1.25 for the logistic loss,
+    lambda = sigma T^(1/8) + 1): 0.802 (sd 0.045, 60 fits). The mean of 16 fits must
+    reach 0.755: 4.1 standard errors below the new mean (a false alarm below 1e-4,
+    normal approximation) and 3.9 above the old one."""
     schema, X_test, y_test = _separable(10000, seed=1)
     accs = []
-    for s in range(12):
+    for s in range(16):
         _, X, y = _separable(300, seed=100 + s)
         m = DPGradientBoostingClassifier(epsilon=2.0, schema=schema, random_state=s).fit(X, y)
         accs.append(float(np.mean(m.predict(X_test) == y_test.to_numpy())))
-    assert np.mean(accs) >= 0.76, accs
+    assert np.mean(accs) >= 0.755, accs
