@@ -55,6 +55,10 @@ def leaf_index(
     return leaf
 
 
+PASSES = 2
+"""Passes over the schema's features in the default number of trees."""
+
+
 def default_n_trees(n_features: int, depth: int) -> int:
-    """Two passes over the schema's features (a public quantity)."""
-    return 2 * math.ceil(n_features / max(1, min(depth, n_features)))
+    """:data:`PASSES` passes over the schema's features (a public quantity)."""
+    return PASSES * math.ceil(n_features / max(1, min(depth, n_features)))
