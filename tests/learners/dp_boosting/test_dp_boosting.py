@@ -194,7 +194,10 @@ def test_fast_calibration_equals_the_bisection_on_the_ledger(
     assert check.plan_cost(make(fast)).fits_in(budget)
     if subsample == 1.0:
         assert n_asked <= 2
-        assert booster.gaussian_candidate(make, budget, led.relation) is not None
+        cand = booster.gaussian_candidate(make, budget, led.relation)
+        assert cand is not None and abs(cand / fast - 1) < 1e-8, (cand, fast)  # exact mu-GDP
+        # a relation given by name prices the views as the enum does
+        assert booster.gaussian_candidate(make, budget, relation) == pytest.approx(cand, rel=1e-12)
     else:
         assert booster.gaussian_candidate(make, budget, led.relation) is None
 

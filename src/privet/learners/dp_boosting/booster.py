@@ -334,6 +334,7 @@ def gaussian_candidate(
     it within the budget and refuses it one tolerance step below. ``None`` when
     the plan holds anything else (subsampled trees, non-Gaussian charges).
     """
+    relation = NeighbouringRelation(relation)  # a string prices the views as the ledger does
     eps, delta = float(budget.epsilon), float(budget.delta)
     if not (math.isfinite(eps) and eps > 0.0 and 0.0 < delta < 1.0):
         return None
@@ -380,6 +381,7 @@ def calibrate_sigma(
     give. If the ledger accepts less noise than the views (the PLD beats them:
     subsampled trees), the bisection runs on the ledger, below the views' result.
     """
+    relation = NeighbouringRelation(relation)  # a string prices the views as the ledger does
     ledger = Ledger(budget=budget, relation=relation)
     delta = float(budget.delta)
 
