@@ -105,3 +105,15 @@ def test_probabilities_agree_with_brute_force_enumeration():
     np.testing.assert_allclose(
         discrete_noisy_max_probabilities(u, scale), brute / brute.sum(), atol=1e-9
     )
+
+
+@pytest.mark.parametrize("noise", ["gumbel", "exponential", "discrete_laplace"])
+def test_the_monotone_form_is_refused_under_replace_one(noise):
+    """Replacing a record can lower one candidate's utility and raise another's: the
+    monotone form's scale Delta / epsilon is not epsilon-DP there (review of monompc, F4)."""
+    from privet.errors import InvalidParameterError
+    from privet.mechanisms.selection import make_report_noisy_max
+
+    with pytest.raises(InvalidParameterError, match="only under add/remove"):
+        make_report_noisy_max(epsilon=1.0, noise=noise, monotone=True, relation="replace_one")
+    assert make_report_noisy_max(epsilon=1.0, noise=noise, monotone=True).monotone

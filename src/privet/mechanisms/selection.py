@@ -67,6 +67,14 @@ class _Selection(Mechanism):
         self.sensitivity = v.positive(sensitivity, "sensitivity", owner)
         self.monotone = bool(monotone)
         self.relation = v.relation(relation, owner)
+        if self.monotone and self.relation != ADD_REMOVE:
+            # replacing a record can lower one candidate's utility and raise another's,
+            # so the monotone form's factor 2 saving does not hold there
+            raise InvalidParameterError(
+                f"{owner}: monotone=True holds only under add/remove neighbours (a "
+                f"replaced record can move the utilities in opposite directions); got "
+                f"relation={self.relation.value!r}. Use monotone=False."
+            )
 
     @property
     def epsilon(self) -> float:
