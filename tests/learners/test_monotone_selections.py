@@ -246,11 +246,13 @@ def test_three_parties_oblivious_tree_samples_the_monotone_form_and_is_charged_i
 ):
     """ODP+FMPC-ID3 (sound hidden splits) with 3 MPyC parties: the secret tree equals
     the reference's under the same testing noise with the monotone noisy max (hidden
-    node scores and leaf counts), and a production fit is charged its plan."""
+    node scores and leaf counts) at a seed where the paper's scale gives another tree,
+    and a production fit is charged its plan."""
     from privet.learners._protocols.numbers import SecureNumbers
     from privet.learners._protocols.testing import (
         allow_testing_noise,
         compare_secret_tree,
+        compare_trees,
         robust_seed,
     )
     from privet.learners.oblivious_id3.host import run_oblivious_id3
@@ -265,10 +267,17 @@ def test_three_parties_oblivious_tree_samples_the_monotone_form_and_is_charged_i
         "leaf": "exponential",
         "numbers": SecureNumbers(mpc_noise="discrete", monotone=True),
     }
+    paper = {**params, "numbers": SecureNumbers(mpc_noise="discrete")}
+
+    def told_apart(s):
+        # a seed where the paper's scale hides another tree, so that the protocol's tree
+        # can only match the reference if the parties sampled the monotone scale
+        tree, margin = reference_oblivious_id3(codes, y, tennis.schema, seed=s, **params)
+        other, margin2 = reference_oblivious_id3(codes, y, tennis.schema, seed=s, **paper)
+        return tree, (min(margin, margin2) if compare_trees(other, tree) else -1.0)
+
     with allow_testing_noise():
-        seed, ref = robust_seed(
-            lambda s: reference_oblivious_id3(codes, y, tennis.schema, seed=s, **params)
-        )
+        seed, ref = robust_seed(told_apart)
         model = run_oblivious_id3(
             codes,
             y,
