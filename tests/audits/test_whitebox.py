@@ -329,6 +329,8 @@ def test_seed000_selections_realise_their_charge_under_add_remove(
     import privet.learners
     from privet.audits.learners import LearnerSpec
 
+    from privet.audits.learners.worst_case import split_pair
+
     learner = getattr(privet.learners, cls)
 
     def paper(*, epsilon, max_depth, schema, ledger, **_):
@@ -345,6 +347,8 @@ def test_seed000_selections_realise_their_charge_under_add_remove(
         "one_run": False,
         "n_jobs": 1,
         "random_state": 0,
+        # one pair for both forms (the default pair's blocks follow each form's plan)
+        "pairs": [split_pair(car.schema, per_block=5)],
     }
     monotone = audit_learner(name, car.schema, **kw)
     faithful = audit_learner(

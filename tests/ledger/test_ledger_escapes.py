@@ -7,6 +7,7 @@ import _thread
 import contextlib
 import math
 import pickle
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -95,7 +96,18 @@ def _can_write_now(path):
 
 
 def test_ctrl_c_while_waiting_for_the_lock_leaves_no_transaction_open(sqlite_path):
+    # Ctrl-C is Python's default SIGINT handler here, whatever an earlier test in this
+    # worker (a party launcher, a cluster) left installed: interrupt_main() does nothing
+    # when SIGINT is ignored, and the wait would then run into its 30 s timeout.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     led = Ledger.open(sqlite_path, "car", budget=1.0, timeout=30.0)
+    try:
+        _wait_interrupted(led, sqlite_path)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _wait_interrupted(led, sqlite_path):
     with _lock_held(sqlite_path):
         timer = threading.Timer(0.3, _thread.interrupt_main)
         start = time.monotonic()
