@@ -328,7 +328,6 @@ def test_seed000_selections_realise_their_charge_under_add_remove(
     form (em_form="paper", as before the change)."""
     import privet.learners
     from privet.audits.learners import LearnerSpec
-
     from privet.audits.learners.worst_case import split_pair
 
     learner = getattr(privet.learners, cls)
