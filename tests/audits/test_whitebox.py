@@ -312,25 +312,12 @@ def test_the_white_box_audit_runs_through_the_protocol_on_what_the_parties_open(
     assert 0.9 < r.pair_epsilon <= 1.0 + 1e-9  # the canary moves the sums by what is charged
 
 
-@pytest.mark.parametrize(
-    "name, cls, monotone_above, paper_below",
-    [
-        ("partial_mpc_id3", "PartialMPCID3Classifier", 0.95, 0.7),
-        ("oblivious_id3", "ObliviousID3Classifier", 0.9, 0.85),
-    ],
-)
-def test_seed000_selections_realise_their_charge_under_add_remove(
-    car, name, cls, monotone_above, paper_below
-):
-    """Issue 32, the other learners of seed 000: with the monotone selections (their
-    default under add/remove) the worst-case pair allows 0.979 (CDP+PMPC-ID3) and 0.921
-    (ODP+FMPC-ID3) of the proven 1 at depth 1, against 0.671 and 0.825 with the paper's
-    form (em_form="paper", as before the change)."""
-    import privet.learners
+def _audit_both_forms(car, name, learner):
+    """White-box audits of ``name`` at its default form and of ``learner(em_form="paper")``,
+    at depth 1 and epsilon 1, on one fixed split pair (the default pair's blocks follow
+    each form's plan, so the forms are compared on the same neighbours)."""
     from privet.audits.learners import LearnerSpec
     from privet.audits.learners.worst_case import split_pair
-
-    learner = getattr(privet.learners, cls)
 
     def paper(*, epsilon, max_depth, schema, ledger, **_):
         return learner(
@@ -346,13 +333,32 @@ def test_seed000_selections_realise_their_charge_under_add_remove(
         "one_run": False,
         "n_jobs": 1,
         "random_state": 0,
-        # one pair for both forms (the default pair's blocks follow each form's plan)
         "pairs": [split_pair(car.schema, per_block=5)],
     }
     monotone = audit_learner(name, car.schema, **kw)
     faithful = audit_learner(
         LearnerSpec(name=f"{name}_paper", title="paper form", build=paper), car.schema, **kw
     )
+    return monotone, faithful
+
+
+@pytest.mark.parametrize(
+    "name, cls, monotone_above, paper_below",
+    [
+        ("partial_mpc_id3", "PartialMPCID3Classifier", 0.95, 0.7),
+        ("oblivious_id3", "ObliviousID3Classifier", 0.9, 0.85),
+    ],
+)
+def test_seed000_selections_realise_their_charge_under_add_remove(
+    car, name, cls, monotone_above, paper_below
+):
+    """Issue 32, the other learners of seed 000: with the monotone selections (their
+    default under add/remove) the worst-case pair allows 0.979 (CDP+PMPC-ID3) and 0.921
+    (ODP+FMPC-ID3) of the proven 1 at depth 1, against 0.671 and 0.825 with the paper's
+    form (em_form="paper", as before the change)."""
+    import privet.learners
+
+    monotone, faithful = _audit_both_forms(car, name, getattr(privet.learners, cls))
     assert monotone.proven_epsilon == pytest.approx(1.0) == faithful.proven_epsilon
     assert monotone.best_release_test.pair_epsilon > monotone_above
     assert faithful.best_release_test.pair_epsilon < paper_below
@@ -364,32 +370,9 @@ def test_dp_id3_selections_realise_their_charge_under_add_remove(car):
     proven 1 at depth 1; the monotone form (DPID3's default under add/remove) lets the
     worst-case pair reach about 0.98. ``pair_epsilon`` is the largest loss the recorded
     transcripts allow by the mechanisms' laws: the same at every seed tried (0-4)."""
-    from privet.audits.learners import LearnerSpec
     from privet.learners import DPID3Classifier
 
-    def paper(*, epsilon, max_depth, schema, ledger, **_):
-        return DPID3Classifier(
-            epsilon=epsilon, max_depth=max_depth, schema=schema, ledger=ledger, em_form="paper"
-        )
-
-    from privet.audits.learners.worst_case import split_pair
-
-    kw = {
-        "epsilon": 1.0,
-        "trials": 20,
-        "confidence": 0.95,
-        "max_depth": 1,
-        "output": "releases",
-        "one_run": False,
-        "n_jobs": 1,
-        "random_state": 0,
-        # one pair for both forms (the default pair's blocks follow each form's plan)
-        "pairs": [split_pair(car.schema, per_block=5)],
-    }
-    monotone = audit_learner("dp_id3", car.schema, **kw)
-    faithful = audit_learner(
-        LearnerSpec(name="dp_id3_paper", title="Alg. 6", build=paper), car.schema, **kw
-    )
+    monotone, faithful = _audit_both_forms(car, "dp_id3", DPID3Classifier)
     assert monotone.proven_epsilon == pytest.approx(1.0) == faithful.proven_epsilon
     assert monotone.best_release_test.pair_epsilon > 0.95
     assert faithful.best_release_test.pair_epsilon < 0.7
