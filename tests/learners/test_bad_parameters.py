@@ -39,10 +39,12 @@ OWN = {
         ({"clip": 0.0}, "clip"),
     ],
     DPID3Classifier: [
+        ({"em_form": "monotone"}, "em_form"),
         ({"max_depth": -1}, "max_depth"),
         ({"leaf": "median"}, "leaf"),
     ],
     PartialMPCID3Classifier: [
+        ({"em_form": "monotone"}, "em_form"),
         ({"epsilon": float("inf")}, "epsilon"),
         ({"max_depth": -1}, "max_depth"),
         ({"max_depth": 1.5}, "max_depth"),
@@ -50,6 +52,7 @@ OWN = {
         ({"backend": "mpyc"}, "backend"),
     ],
     ObliviousID3Classifier: [
+        ({"em_form": "monotone"}, "em_form"),
         ({"max_depth": -2}, "max_depth"),
         ({"split": "gini"}, "split"),
         ({"leaf": "median"}, "leaf"),
@@ -59,6 +62,7 @@ OWN = {
         ({"ledger": 3.0}, "must be a privet Ledger"),
     ],
     DPRandomForestClassifier: [
+        ({"em_form": "monotone"}, "em_form"),
         ({"n_estimators": 0}, "n_estimators"),
         ({"tree": "cart"}, "tree"),
         ({"sampling": "bootstrap"}, "sampling"),
@@ -68,6 +72,7 @@ OWN = {
         ({"split_fraction": 1.0}, "split_fraction"),
     ],
     DPExtraTreesClassifier: [
+        ({"em_form": "monotone"}, "em_form"),
         ({"leaf": "median"}, "leaf"),
         ({"max_depth": -1}, "max_depth"),
         ({"ledger": object()}, "must be a privet Ledger"),
