@@ -464,7 +464,7 @@ def test_the_exact_protocol_is_never_implicit(nursery):
 
 
 def test_the_reference_records_each_level_as_party_0_sees_it():
-    """The white-box view is the strongest coalition the proof covers: party 0's own
+    """The white-box view is the strongest adversary the proof covers, one party: its own
     share (no data: the same value on both datasets) and the sum less it, a discrete
     Laplace(scale) whose loss reaches the level's epsilon. The output is their sum, whose
     law is the pooled one: 40,000 draws match its variance within 5 standard errors

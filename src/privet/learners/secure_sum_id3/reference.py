@@ -32,10 +32,11 @@ def _noisy_total(
     """The summed counts plus every party's noise share, through the release recorder
     (:mod:`privet.mechanisms.recorder`), so that a white-box audit sees the release.
 
-    With two or more parties the release is recorded as party 0 sees it, the
-    strongest coalition the proof covers (any n - 1 shares add up to a discrete
-    Laplace): first its own share, which does not depend on the data, then the
-    sum less that share, a discrete Laplace(``scale``) around the counts. The
+    With two or more parties the release is recorded as party 0 sees it: the
+    strongest adversary the proof covers is any single party (party 0 without
+    loss of generality), since any n - 1 shares add up to a discrete Laplace.
+    First its own share, which does not depend on the data, then the sum less
+    that share, a discrete Laplace(``scale``) around the counts. The
     output is their sum, which has the law of all n shares drawn at once. An
     audit of the sum alone would test a weaker adversary: the pooled noise
     (negative binomial difference, r = n / (n - 1)) loses less than epsilon on
