@@ -308,6 +308,8 @@ def test_the_white_box_audit_runs_through_the_protocol_on_what_the_parties_open(
         spec, count_pair(car.schema, rows=40), epsilon=1.0, trials=4, confidence=0.95, max_depth=1
     )
     assert r.outcomes == {"ok": 8}, r.notes  # no transcript the reference cannot follow
+    # the view of party 0 (its own noise share, then the sum less it), as the proof covers
+    assert any("party 0's own noise share" in lab for lab in r.releases), r.releases
     assert r.measured and 0.0 <= r.epsilon_lower <= 1.0
     assert 0.9 < r.pair_epsilon <= 1.0 + 1e-9  # the canary moves the sums by what is charged
 

@@ -281,6 +281,11 @@ class NegativeBinomialDifferenceLaw(Law):
         r = n_parties / max(n_parties - 1, 1)
         return cls(r, -math.expm1(-1.0 / scale))
 
+    @classmethod
+    def share(cls, n_parties: int, scale: float) -> NegativeBinomialDifferenceLaw:
+        """One party's share: ``n_parties - 1`` of them make a discrete Laplace(``scale``)."""
+        return cls(1.0 / max(n_parties - 1, 1), -math.expm1(-1.0 / scale))
+
     def _log_pmf(self, z: NDArray[np.int64]) -> NDArray[np.float64]:
         reach, table = _nb_difference_log_pmf(float(self.r), float(self.q))
         return table[np.clip(z, -reach, reach) + reach]

@@ -461,3 +461,38 @@ def test_the_exact_protocol_is_never_implicit(nursery):
     assert not hasattr(est, "tree_") and not hasattr(est, "ledger_")
     with pytest.raises(BudgetExceededError, match=r"Guarantee\.unbounded"):
         est.fit_parties([(X[:100], y[:100]), (X[100:200], y[100:200])])
+
+
+def test_the_reference_records_each_level_as_party_0_sees_it():
+    """The white-box view is the strongest adversary the proof covers, one party: its own
+    share (no data: the same value on both datasets) and the sum less it, a discrete
+    Laplace(scale) whose loss reaches the level's epsilon. The output is their sum, whose
+    law is the pooled one: 40,000 draws match its variance within 5 standard errors
+    (false alarm far below 1e-6), and the n - 1 others' part matches a discrete Laplace."""
+    from privet.learners.secure_sum_id3.reference import _noisy_total
+    from privet.mechanisms import recorder
+    from privet.mechanisms.laws import AdditiveLaw, NegativeBinomialDifferenceLaw
+
+    b, n, m = 2.0, 3, 40_000
+    total = np.zeros(m, dtype=np.int64)
+    with recorder.recording() as run:
+        out = _noisy_total(total, b, n, np.random.default_rng(11))
+    own, seen = run.releases
+    assert isinstance(own.law, NegativeBinomialDifferenceLaw) and not np.any(own.value)
+    assert own.law == NegativeBinomialDifferenceLaw.share(n, b)
+    assert isinstance(seen.law, AdditiveLaw) and seen.law.discrete and seen.law.scale == b
+    np.testing.assert_array_equal(out, own.output + seen.output)
+    # the canary's +1 on one count: the view's loss is 1/b, the pooled sum's is less
+    assert seen.law.max_loss(np.zeros(1), np.ones(1)) == pytest.approx(1 / b)
+    assert NegativeBinomialDifferenceLaw.pooled(n, b).max_loss(np.zeros(1), np.ones(1)) < 1 / b
+    a = math.exp(-1 / b)
+    var_dlap = 2 * a / (1 - a) ** 2
+    var_pooled = var_dlap * n / (n - 1)  # NB(r) differences: variance linear in r
+    for z, var in ((seen.output - total, var_dlap), (out, var_pooled)):
+        se = var * math.sqrt((9 - 1) / m)
+        assert abs(z.var() - var) < 5 * se
+        assert abs(z.mean()) < 5 * math.sqrt(var / m)
+    # one party alone: one release, the outsider's view of the whole noise
+    with recorder.recording() as run1:
+        _noisy_total(total[:10], b, 1, np.random.default_rng(12))
+    assert len(run1.releases) == 1

@@ -177,6 +177,12 @@ def test_dp_variant_over_processes(small):
     ).fit(X, y)
     assert est.privacy_spent_.epsilon == pytest.approx(1.0)
     assert est.predict(X).shape == y.shape
+    # party 0's view for the white-box audit, in the reference path's release order:
+    # its own share, then the opened sum less it, at every level
+    seen = est.release_transcript_
+    assert len(seen) == 2 * len(est.opened_) > 0
+    for share, rest, opened in zip(seen[::2], seen[1::2], est.opened_, strict=True):
+        np.testing.assert_array_equal(share + rest, opened)
 
 
 def test_verify_malicious_in_a_field_beyond_64_bits(small):

@@ -683,7 +683,11 @@ def _protocol_trial(
 
     X, y, fit_params = sides[side]
     model = spec.make(**params, random_state=seed).fit(X, y, **fit_params)
-    opened = getattr(model, "opened_", None)
+    # what the strongest party the proof covers knows, in release order (release_transcript_),
+    # else what every party saw opened (opened_)
+    opened = getattr(model, "release_transcript_", None)
+    if opened is None:
+        opened = getattr(model, "opened_", None)
     if opened is None:
         return math.nan, math.nan, math.nan, 0, NO_LAW, "no opened_ transcript", []
     source = recorder.Recorder(
@@ -740,8 +744,10 @@ def protocol_release_test(
     """The white-box test through an MPC protocol: the values the parties open.
 
     Each training runs the learner's protocol (its party processes over TCP)
-    on one side of ``pair``; the learner exposes what every party saw opened
-    (``opened_``, in release order). Those openings are forced on the
+    on one side of ``pair``; the learner exposes what the strongest party its
+    proof covers knows, in release order (``release_transcript_``: secure-sum
+    ID3's party 0 knows its own noise shares and the sums), or what every party
+    saw opened (``opened_``). Those openings are forced on the
     learner's plaintext reference path on *both* datasets (the release
     recorder's replay), which gives the values each dataset would have fed the
     same releases, hence the exact likelihood ratio of the protocol's

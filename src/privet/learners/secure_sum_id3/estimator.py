@@ -165,6 +165,12 @@ class SecureSumID3Classifier(BaseTreeClassifier):
         The field Z_p the sums were computed in.
     run_stats_ : RunStats or None
         Time and bytes per party of a process run.
+    opened_ : list of ndarray
+        Process runs: the sums every party saw opened, level by level.
+    release_transcript_ : list of ndarray
+        Process runs: what party 0 knows, in the reference path's release order
+        (with noise and two or more parties: its own noise share, then the sum less
+        it, at each level). A white-box audit of the protocol replays it.
     calibrated_epsilon_ : float or None
         The epsilon the fit split over the levels: ``epsilon``, or less if the ledger
         proved more than ``epsilon`` for the plan at ``epsilon`` (it does not on either
@@ -713,6 +719,16 @@ class SecureSumID3Classifier(BaseTreeClassifier):
         # the sums every party saw opened, level by level: a white-box audit replays them
         # on the reference path (privet.audits.learners.whitebox.protocol_release_test)
         self.opened_ = [np.asarray(v) for v in run.results[0].get("opened_sums", [])]
+        # what party 0 knows, in the reference path's release order: with noise and two
+        # or more parties, its own share and the sum less it at each level (the coalition
+        # the proof covers; see reference._noisy_total)
+        shares = [np.asarray(v) for v in run.results[0].get("own_noise_shares", [])]
+        if shares and k >= 2:
+            self.release_transcript_ = [
+                x for s, o in zip(shares, self.opened_, strict=True) for x in (s, o - s)
+            ]
+        else:
+            self.release_transcript_ = list(self.opened_)
         return TreeArrays(**run.results[0]["tree"])
 
 

@@ -114,11 +114,14 @@ async def program(
     level: Level | None = grower.root()
     rounds, counts_summed, t_local = 0, 0, 0.0
     opened_sums: list[list[int]] = []  # what every party sees, level by level (for audits)
+    own_shares: list[list[int]] = []  # this party's noise shares, level by level (for audits)
     while level is not None:
         t0 = time.perf_counter()
         vec = local_counts(grower, level, codes, y, slot)
         if noisy:
-            vec = vec + noise_shares(vec.shape, float(scales[level.depth]), n, rng)
+            share = noise_shares(vec.shape, float(scales[level.depth]), n, rng)
+            own_shares.append(share.tolist())
+            vec = vec + share
         t_local += time.perf_counter() - t0
         total = np.zeros_like(vec)
         for a, b in chunks(level.length, n):
@@ -150,5 +153,6 @@ async def program(
     if me == 0:  # plain types: the launcher unpickles it where this module has another name
         out["tree"] = {k: getattr(tree, k) for k in TREE_FIELDS}
         out["opened_sums"] = opened_sums
+        out["own_noise_shares"] = own_shares  # party 0's: what it knows besides the sums
     out["max_rss_kb"] = peak_rss_kb()
     return out

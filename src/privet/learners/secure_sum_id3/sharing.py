@@ -316,9 +316,15 @@ def noise_shares(
 
 
 def pooled_noise(
-    shape: int | tuple[int, ...], scale: float, n_parties: int, rng: np.random.Generator
+    shape: int | tuple[int, ...],
+    scale: float,
+    n_parties: int,
+    rng: np.random.Generator,
+    *,
+    of: int | None = None,
 ) -> np.ndarray:
-    """The sum of all n parties' :func:`noise_shares`, drawn at once (same law)."""
-    r = n_parties / max(n_parties - 1, 1)
+    """The sum of ``of`` (default: all n) parties' :func:`noise_shares`, drawn at once
+    (same law). ``of = n - 1`` is a discrete Laplace(``scale``)."""
+    r = (n_parties if of is None else of) / max(n_parties - 1, 1)
     q = 1.0 - math.exp(-1.0 / scale)
     return rng.negative_binomial(r, q, size=shape) - rng.negative_binomial(r, q, size=shape)
