@@ -455,13 +455,17 @@ def _noise_dominated(n: int, priors: list[float], seed: int) -> tuple[Any, pd.Da
 def test_never_worse_than_the_majority_class_when_noise_dominates(priors):
     """No feature carries signal and eps = 0.1 on 3,000 rows makes every leaf mostly
     noise. The majority class is right on a fraction priors[0] of new rows; the mean test
-    accuracy of 8 fits must not fall more than 0.01 below it. Before issue 34 (scores
+    accuracy of 8 fits must not fall more than 0.025 below it. Before issue 34 (scores
     starting at 0, leaves regularised by sigma + 1 only) it was 0.67 for 0.75 / 0.25
     (spread 0.03 per fit) and the softmax case fell likewise. Now a fit predicts the
     majority unless its noisy class counts (sigma about 100 at this budget, margins of
-    1,000 rows and more) rank the classes wrongly, and its trees shrink to about 0: the
-    mean is within 0.003 of the rate in runs; the 0.01 allowance is 3 per-fit spreads
-    of 0.01 over sqrt(8), a false alarm below 1e-3 (one-sided normal)."""
+    1,000 rows and more) rank the classes wrongly, and its trees shrink to about 0.
+    The allowance is set from measured fits (the noise is fresh each run): 1,000 fits
+    at 0.75 / 0.25 had mean 0.7489 against a rate of 0.7508, sd 0.0073, but a heavy
+    left tail (lowest 0.662), and 591 softmax fits mean 0.5984 against 0.5993, sd
+    0.0053 (lowest 0.526). Means of 8 resampled from them fell below the rate by more
+    than 0.01 in 1.9% and 0.4% of 4 million draws (the former allowance: one CI failure
+    in 2026-11 came from it), by more than 0.025 in 1.6e-5 and 1e-6."""
     schema, X, y = _noise_dominated(3000, priors, seed=0)
     _, Xt, yt = _noise_dominated(20000, priors, seed=1)
     rate = float(np.mean(yt.to_numpy() == "c0"))
@@ -474,7 +478,7 @@ def test_never_worse_than_the_majority_class_when_noise_dominates(priors):
         ))
         for s in range(8)
     ]  # fmt: skip
-    assert np.mean(accs) >= rate - 0.01, (accs, rate)
+    assert np.mean(accs) >= rate - 0.025, (accs, rate)
 
 
 def test_base_score_is_the_noisy_class_prior(car):
