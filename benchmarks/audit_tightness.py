@@ -46,6 +46,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from privet.audits import audit_learner, resolve_learner
 from privet.audits.learners.whitebox import release_test
 from privet.audits.learners.worst_case import worst_case_pair
@@ -158,6 +160,11 @@ def run_learners(
         )
         cpu, wall = _cpu() - c0, time.perf_counter() - w0
         best = audit.best_release_test or (audit.release_tests[0] if audit.release_tests else None)
+        if best is not None and best.statistics is not None:
+            # every training's statistic, so that the bound can be recomputed without
+            # training again (not committed: see .gitignore)
+            t0, t1 = best.statistics
+            np.savez_compressed(Path(args.out) / f"statistics_{name}@{depth}.npz", t0=t0, t1=t1)
         proven = audit.proven_epsilon
         measured = audit.measured_epsilon
         row = {
