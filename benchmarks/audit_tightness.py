@@ -572,8 +572,10 @@ def _markdown(rows, zoo, false_fail, before, args, load, protocols=(), parts=())
             "## Through the MPC protocol (3 real parties)",
             "",
             "Each training runs secure-sum ID3's protocol: three MPyC party processes over TCP "
-            "sum their noisy counts, and every party sees each level's sums opened. Those "
-            "openings are forced on the plaintext reference path of both datasets (the release "
+            "sum their noisy counts, and every party sees each level's sums opened. The audit "
+            "takes what party 0 knows (the strongest adversary the proof covers: any single "
+            "party): its own noise share and the opened sum less it, level by level. Those "
+            "values are forced on the plaintext reference path of both datasets (the release "
             "recorder's replay), which gives the exact likelihood ratio of the protocol's "
             "transcript; a transcript the reference could not make would be counted as "
             "*replay diverged*. CPU seconds count the host only (the parties are other "
@@ -717,9 +719,11 @@ def merge(args: argparse.Namespace) -> None:
     rows = sorted(
         latest.values(), key=lambda r: order.get((r["learner"], r["max_depth"]), len(order))
     )
-    zoo = [z for p in parts for z in p["zoo"]]
-    ff = [f for p in parts for f in p["false_fail"]]
-    protocols = [r for p in parts for r in p["protocols"]]
+    # the zoo, the false FAILs and the protocol audits: a later part's phase replaces an
+    # earlier part's whole phase (its rows are one experiment)
+    zoo = next((p["zoo"] for p in reversed(parts) if p["zoo"]), [])
+    ff = next((p["false_fail"] for p in reversed(parts) if p["false_fail"]), [])
+    protocols = next((p["protocols"] for p in reversed(parts) if p["protocols"]), [])
     before = next((p["before"] for p in parts if p.get("before")), {})
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
