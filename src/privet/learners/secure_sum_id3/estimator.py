@@ -720,8 +720,8 @@ class SecureSumID3Classifier(BaseTreeClassifier):
         # on the reference path (privet.audits.learners.whitebox.protocol_release_test)
         self.opened_ = [np.asarray(v) for v in run.results[0].get("opened_sums", [])]
         # what party 0 knows, in the reference path's release order: with noise and two
-        # or more parties, its own share and the sum less it at each level (the coalition
-        # the proof covers; see reference._noisy_total)
+        # or more parties, its own share and the sum less it at each level (any single
+        # party is the strongest adversary the proof covers; see reference._noisy_total)
         shares = [np.asarray(v) for v in run.results[0].get("own_noise_shares", [])]
         if shares and k >= 2:
             self.release_transcript_ = [
