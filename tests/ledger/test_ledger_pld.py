@@ -506,6 +506,10 @@ _ENTRIES = st.sampled_from(
 #: are composed, and each composition rounds pessimistically on its grid: both figures are
 #: upper bounds, a few 1e-6 apart (8.5e-6 relative seen). Nothing larger is a decrease.
 ROUNDING = 1 - 1e-4
+#: ... and a partition's maximum over its parts is rebuilt on the coarsest grid, which can
+#: round a figure down by about one of its steps (tests/ledger/test_ledger_contract.py,
+#: test_a_partition_of_pure_and_gaussian_parts): two steps, absolute.
+ROUNDING_ABS = 2 * pld.STEP
 
 
 @settings(max_examples=60, deadline=None)
@@ -535,11 +539,13 @@ def test_spent_never_decreases_when_a_charge_is_added(relation, steps):
         scope.charge(entry, mechanism="m")
         now, at_delta = led.spent(), led.spent(delta=DELTA)
         # up to the PLD grid's rounding (ROUNDING)
-        assert not (now.epsilon < last.epsilon * ROUNDING and now.delta <= last.delta), (
-            last,
-            now,
+        assert not (
+            now.epsilon < last.epsilon * ROUNDING - ROUNDING_ABS and now.delta <= last.delta
+        ), (last, now)
+        assert at_delta.epsilon >= last_at_delta.epsilon * ROUNDING - ROUNDING_ABS, (
+            last_at_delta,
+            at_delta,
         )
-        assert at_delta.epsilon >= last_at_delta.epsilon * ROUNDING, (last_at_delta, at_delta)
         last, last_at_delta = now, at_delta
 
 

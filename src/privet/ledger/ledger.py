@@ -292,8 +292,12 @@ class Ledger(CheckedWrites):
         The smallest figure any of the ledger's accountants proves (basic, advanced,
         zCDP, Gaussian DP, Rényi DP, privacy loss distributions) at the budget's
         delta, or with ``delta``, the smallest epsilon proven within that delta. A
-        report keeps a pure figure (delta 0) unless spending the budget's delta
-        lowers epsilon by more than 0.1%.
+        report keeps a figure that spends less delta (pure DP, say) unless spending
+        the budget's delta lowers epsilon by more than 0.1%. A charge never makes the
+        report a stronger guarantee (a smaller epsilon at a delta no larger); its
+        epsilon alone can dip by up to 0.1% where it moves from such a figure to
+        (epsilon, delta). ``spent(delta=...)`` never goes down (up to the PLD grid's
+        rounding).
         """
         with self._lock:
             self._refresh()
