@@ -1089,6 +1089,24 @@ class LedgerContract:
                 assert now.epsilon == pytest.approx(exact, rel=1e-12)
             before, before_exact = now, exact
 
+    def test_a_report_never_says_an_admitted_charge_overspent(self):
+        """A fuzzer's example: the checks admit on the PLD's figure (1.99816 at 1e-6),
+        and a report that kept the pure figure within 0.1% stated (2.00001, 0), over the
+        budget of (2, 1e-6). Over the budget, a report takes the PLD's figure; the same
+        for what a reservation used, against its amount."""
+        led = self.make(Guarantee(2.0, 1e-6))
+        led.root.charge(Exponential(epsilon=2.00001, sensitivity=1.0), mechanism="m")
+        assert led.spent().fits_in(led.budget), led.spent()
+        assert led.spent() == led.spent(delta=1e-6)
+        # below the budget the pure figure is still preferred
+        below = self.make(Guarantee(3.0, 1e-6), dataset="below")
+        below.root.charge(Exponential(epsilon=2.00001, sensitivity=1.0), mechanism="m")
+        assert below.spent() == Guarantee(2.00001)
+        wide = self.make(Guarantee(10.0, 1e-6), dataset="wide")
+        with wide.reserve(Guarantee(2.0, 1e-6)) as res:
+            wide.root.charge(Exponential(epsilon=2.00001, sensitivity=1.0), mechanism="m")
+            assert res.used().fits_in(res.amount), res.used()
+
     def test_a_partition_of_pure_and_gaussian_parts(self):
         """A reviewer's example: a charge of 0.25 to one part of a partition whose parts
         hold a Gaussian and pure releases moved the PLD's figure at 1e-6 from 1.060519 to

@@ -293,7 +293,8 @@ class Ledger(CheckedWrites):
         zCDP, Gaussian DP, Rényi DP, privacy loss distributions) at the budget's
         delta, or with ``delta``, the smallest epsilon proven within that delta. A
         report keeps a figure that spends less delta (pure DP, say) unless spending
-        the budget's delta lowers epsilon by more than 0.1%. A charge never makes the
+        the budget's delta lowers epsilon by more than 0.1% (or that figure is over the
+        budget and the PLD's, on which the checks admit, is not). A charge never makes the
         report a stronger guarantee (a smaller epsilon at a delta no larger); its
         epsilon alone can dip by up to 0.1% where it moves from such a figure to
         (epsilon, delta). ``spent(delta=...)`` never goes down (up to the PLD grid's

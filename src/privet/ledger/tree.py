@@ -614,11 +614,17 @@ class ScopeTree:
         delta: float,
         *,
         check: bool = False,
+        cap: float | None = None,
     ) -> Bound:
         """``bound``, or the PLD accountant's figure at ``delta`` where it is smaller.
 
         A report keeps a bound that spends less delta (pure DP, say) unless the PLD's
-        epsilon is smaller by more than :data:`PREFER_LESS_DELTA`; a check (``check``)
+        epsilon is smaller by more than :data:`PREFER_LESS_DELTA`, or unless that bound
+        is over ``cap`` (default: the budget's epsilon; a reservation's amount for what
+        it used) where the PLD's figure is not: the checks admit on the PLD's figure, so
+        a report that kept the pure one would say an admitted charge overspent (a
+        fuzzer's example: Exponential(epsilon=2.00001) on a budget of (2, 1e-6),
+        admitted at the PLD's 1.99816, reported as (2.00001, 0)). A check (``check``)
         takes the smaller epsilon.
         """
         if delta < MIN_DELTA:
@@ -627,7 +633,10 @@ class ScopeTree:
         if eps >= bound.guarantee.epsilon * (1 - 1e-12):
             return bound
         less_delta = bound.guarantee.delta < delta
-        if less_delta and not check and eps > bound.guarantee.epsilon * (1 - PREFER_LESS_DELTA):
+        cap = self.budget.epsilon if cap is None else cap
+        fits = bound.guarantee.epsilon <= cap or eps > cap
+        prefer = less_delta and fits and eps > bound.guarantee.epsilon * (1 - PREFER_LESS_DELTA)
+        if prefer and not check:
             return bound
         return Bound(Guarantee(eps, delta), "pld")
 
@@ -659,7 +668,7 @@ class ScopeTree:
             quick = self._pld_headroom(state.scope_id, rid, delta, need)
             if quick is not None:
                 return quick
-        return self._with_pld(bound, build, delta, check=need is not None)
+        return self._with_pld(bound, build, delta, check=need is not None, cap=state.amount.epsilon)
 
     # ------------------------------------------------------------------ PLD view
     @property
