@@ -49,9 +49,8 @@ from typing import Any
 import numpy as np
 
 from privet.audits import audit_learner, resolve_learner
-from privet.audits.estimate import estimate_epsilon_lower_bound
 from privet.audits.learners.audit import claimed_and_proven
-from privet.audits.learners.whitebox import IMPOSSIBLE, SELECTION_PENALTY, release_test
+from privet.audits.learners.whitebox import SELECTION_PENALTY, release_test, statistics_bound
 from privet.audits.learners.worst_case import worst_case_pair
 from privet.audits.zoo import LEARNER_ZOO, run_learner_zoo
 from privet.data import load_dataset
@@ -137,15 +136,12 @@ def profile(ledger: Any, t0: np.ndarray, t1: np.ndarray) -> list[dict[str, float
     smallest proven epsilon within delta) and the rigorous bound of the hypothesis
     (epsilon, delta) from the same trainings' statistics (the threshold chosen on a
     quarter of them at that delta, as the audit does at delta = 0)."""
-    t0 = np.clip(t0, -IMPOSSIBLE, IMPOSSIBLE)
-    t1 = np.clip(t1, -IMPOSSIBLE, IMPOSSIBLE)
     out = []
     for delta in PROFILE_DELTAS:
         proven = float(ledger.spent(delta=delta).epsilon)
-        r = estimate_epsilon_lower_bound(
+        r = statistics_bound(
             t0,
             t1,
-            events="threshold",
             delta=delta,
             confidence=CONFIDENCE,
             claimed_epsilon=proven,
@@ -163,7 +159,10 @@ def profile_of(dirs: str) -> None:
     schema = load_dataset("car").schema
     for d in dirs.split(","):
         out = Path(d)
-        (found,) = sorted(out.glob("audit_tightness*.json"))
+        found = sorted(out.glob("audit_tightness*.json"))
+        if len(found) != 1:
+            raise SystemExit(f"--profile-of: expected one audit_tightness*.json in {d}")
+        found = found[0]
         record = json.loads(found.read_text(encoding="utf-8"))
         for r in record["learners"]:
             stats = out / f"statistics_{r['learner']}@{r['max_depth']}.npz"

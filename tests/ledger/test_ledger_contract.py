@@ -80,6 +80,12 @@ def no_lower(now: float, before: float) -> bool:
     return now >= before * (1 - PLD_ROUNDING) - PLD_ROUNDING_ABS
 
 
+def not_stronger(now: Guarantee, before: Guarantee) -> bool:
+    """``now`` is no stronger a guarantee than ``before`` (not a smaller epsilon at a
+    delta no larger), beyond the PLD's rounding."""
+    return no_lower(now.epsilon, before.epsilon) or now.delta > before.delta
+
+
 #: Hypothesis's falsifying tree for test_adding_a_charge_never_lowers_spent (2026-11-28).
 FALSIFYING_TREE = RNode(
     partitions=[
@@ -1080,10 +1086,7 @@ class LedgerContract:
             # PREFER_LESS_DELTA, where it moves from a figure spending less delta to the
             # PLD's at the budget's delta: (1.32512, 0) to (1.32386, 1e-6) in
             # test_a_report_that_starts_spending_delta_is_not_a_stronger_guarantee.
-            assert not (not no_lower(now.epsilon, before.epsilon) and now.delta <= before.delta), (
-                before,
-                now,
-            )
+            assert not_stronger(now, before), (before, now)
             # at the budget's delta the report is the smallest figure proven there
             if now.delta == 1e-6:
                 assert now.epsilon == pytest.approx(exact, rel=1e-12)
@@ -1123,7 +1126,7 @@ class LedgerContract:
         parts[1].charge(0.25, mechanism="m")
         now, exact = led.spent(), led.spent(delta=1e-6).epsilon
         assert no_lower(exact, before_exact), (before_exact, exact)
-        assert not (not no_lower(now.epsilon, before.epsilon) and now.delta <= before.delta)
+        assert not_stronger(now, before)
         assert before_exact - exact < ledger_pld.STEP  # at most one grid step
 
     def test_a_report_that_starts_spending_delta_is_not_a_stronger_guarantee(self):
@@ -1150,7 +1153,7 @@ class LedgerContract:
             itertools.pairwise(reports), itertools.pairwise(exact), strict=True
         ):
             assert no_lower(ne, be)
-            assert not (not no_lower(n.epsilon, b.epsilon) and n.delta <= b.delta)
+            assert not_stronger(n, b)
         # every report is proven: at least the PLD's own figure, at most the pure one
         assert led.bounds()["pld"].epsilon <= reports[-1].epsilon <= led.bounds()["basic"].epsilon
 

@@ -88,6 +88,7 @@ __all__ = [
     "protocol_release_test",
     "release_one_run",
     "release_test",
+    "statistics_bound",
 ]
 
 
@@ -223,7 +224,12 @@ def _curve_points(n: int, points: int = 8) -> list[int]:
     return [int(g) for g in grid if g <= n]
 
 
-def _bound(t0: np.ndarray, t1: np.ndarray, **kw: Any) -> DPTestResult:
+def statistics_bound(t0: np.ndarray, t1: np.ndarray, **kw: Any) -> DPTestResult:
+    """The rigorous bound of a white-box test from its trainings' statistics
+    (:attr:`ReleaseTest.statistics`): a threshold event on the likelihood ratio, chosen
+    on a share of them; ``kw`` as :func:`~privet.audits.estimate.estimate_epsilon_lower_bound`
+    (``delta``, ``confidence``, ``selection_fraction``, ``selection_penalty``, ...).
+    Recomputes a test's bound, or gives it at another delta, without training again."""
     from privet.audits.estimate import estimate_epsilon_lower_bound
 
     # an impossible transcript (T = +-inf) becomes +-IMPOSSIBLE: beyond any finite ratio
@@ -440,7 +446,7 @@ def _summarise(
         "selection_penalty": selection_penalty,
         "random_state": random_state,
     }
-    result = _bound(t0, t1, **kw)
+    result = statistics_bound(t0, t1, **kw)
     result = _timed(result, wall)
 
     gaussian = bool(np.nansum(trials_all.gaussian_shift2[keep]) > 0)
@@ -477,7 +483,7 @@ def _summarise(
                 continue
             if round(m * selection_fraction) < 1:
                 continue
-            points.append((m, _bound(t0[:m], t1[:m], **kw).epsilon_lower))
+            points.append((m, statistics_bound(t0[:m], t1[:m], **kw).epsilon_lower))
     return ReleaseTest(
         learner=spec.name,
         pair=pair.kind,
