@@ -1,0 +1,134 @@
+"""The exact vectorised discrete Laplace sampler (privet.mechanisms._discrete_laplace).
+
+Its law is checked against the exact probability mass function, not against
+OpenDP's sampler: chi-square and binomial tests at level ALPHA = 1e-5 each
+(mech_stats), so this file's eleven statistical assertions fail by chance with
+probability about 1e-4.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from mech_stats import ALPHA, assert_frequencies, assert_ks
+from scipy import stats
+
+from privet.errors import PrivetError
+from privet.mechanisms import _discrete_laplace, _opendp, laplace_noise
+from privet.mechanisms._random import seed_for_tests
+
+
+def _pmf_bins(scale: float, m: int) -> np.ndarray:
+    """P[Z < -m], P[Z = -m], ..., P[Z = m], P[Z > m] for the discrete Laplace of ``scale``."""
+    q = math.exp(-1 / scale)
+    z = np.arange(-m, m + 1)
+    centre = (1 - q) / (1 + q) * q ** np.abs(z)
+    tail = q ** (m + 1) / (1 + q)
+    return np.concatenate([[tail], centre, [tail]])
+
+
+@pytest.mark.parametrize("scale", [0.3, 1.0, 2.5, 16.666666666666668, 100.0])
+def test_its_law_is_the_discrete_laplace(scale):
+    """Chi-square fit of 200,000 draws to the exact pmf (cells pooled at expected 5)."""
+    z = _discrete_laplace.sample(200_000, scale, np.random.default_rng())
+    assert z.dtype == np.int64
+    m = max(3, int(6 * scale))
+    assert_frequencies(np.clip(z, -m - 1, m + 1) + m + 1, _pmf_bins(scale, m))
+
+
+@pytest.mark.parametrize("u, t", [(0, 7), (3, 7), (6, 7), (1, 2**52 + 1)])
+def test_the_exp_coin_is_bernoulli_exp_minus_u_over_t(u, t):
+    """Algorithm 1's coin: a two-sided binomial test of 100,000 coins at level ALPHA."""
+    n = 100_000
+    coins = _discrete_laplace._bernoulli_exp_minus_ratio(
+        np.full(n, u, dtype=np.int64), t, np.random.default_rng()
+    )
+    if u == 0:
+        assert coins.all()  # exp(0) = 1: K stops at 1 on the first coin
+        return
+    p = math.exp(-u / t)
+    assert stats.binomtest(int(coins.sum()), n, p).pvalue > ALPHA
+
+
+def test_the_count_of_exp_minus_one_successes_is_geometric():
+    """P[V = v] = (1 - e^-1) e^-v: chi-square fit of 200,000 counts."""
+    v = _discrete_laplace._count_exp_minus_one(200_000, np.random.default_rng())
+    top = 12
+    p = (1 - math.exp(-1)) * np.exp(-np.arange(top + 1.0))
+    p = np.append(p, math.exp(-(top + 1)))
+    assert_frequencies(np.minimum(v, top + 1), p)
+
+
+def test_a_value_beyond_64_bits_is_computed_exactly(monkeypatch):
+    """U + t V past 2^63 goes through Python integers: with t = 3, s = 2^61 and V = 2^62
+    every output is floor((U + 3 * 2^62) / 2^61) = 6 in absolute value."""
+    monkeypatch.setattr(
+        _discrete_laplace,
+        "_count_exp_minus_one",
+        lambda n, rng: np.full(n, 2**62, dtype=np.int64),
+    )
+    z = _discrete_laplace.sample(50, 3 / 2**61, np.random.default_rng(0))
+    assert set(np.abs(z).tolist()) == {6}
+
+
+def test_an_output_beyond_64_bits_is_an_error_not_a_wrapped_value(monkeypatch):
+    monkeypatch.setattr(
+        _discrete_laplace,
+        "_count_exp_minus_one",
+        lambda n, rng: np.full(n, 2**62, dtype=np.int64),
+    )
+    with pytest.raises(PrivetError, match="64 bits"):
+        _discrete_laplace.sample(5, 3.0, np.random.default_rng(0))
+
+
+@pytest.mark.parametrize(
+    "scale, ok", [(1.0, True), (1e-3, True), (1e-300, False), (2.0**70, False), (0.0, False)]
+)
+def test_supports_names_the_64_bit_range(scale, ok):
+    assert _discrete_laplace.supports(scale) is ok
+
+
+def test_out_of_range_scales_fall_back_to_opendp(monkeypatch):
+    """A scale of 2^-70 (denominator 2^70) is drawn by OpenDP's sampler."""
+    calls = []
+    real = _opendp.laplace_int
+    monkeypatch.setattr(_opendp, "laplace_int", lambda v, s: calls.append(s) or real(v, s))
+    x = _opendp.laplace_int_vectorised(np.arange(5, dtype=np.int64), 2.0**-70)
+    assert calls == [2.0**-70]
+    np.testing.assert_array_equal(x, np.arange(5))  # P[Z != 0] is about 2 e^(-2^70)
+    _opendp.laplace_int_vectorised(np.arange(5, dtype=np.int64), 2.0)
+    assert calls == [2.0**-70]
+
+
+def test_integer_values_get_the_noise_added_and_keep_their_shape():
+    values = np.arange(12, dtype=np.int64).reshape(3, 4) * 1000
+    x = _opendp.laplace_int_vectorised(values, 2.0)
+    assert x.shape == (3, 4) and x.dtype == np.int64
+    assert np.all(np.abs(x - values) < 200)  # P[|Z| >= 200] < 1e-43 each
+
+
+def test_float_values_are_noised_on_opendps_grid():
+    """Continuous Laplace(2) up to the grid 2^k: a KS test of 50,000 draws, all on the grid."""
+    values = np.full(50_000, 0.3)
+    x = _opendp.laplace_float_vectorised(values, 2.0, 1.0)
+    k = _opendp.granularity(1.0, values.size)
+    assert np.all(np.ldexp(x, -k) == np.rint(np.ldexp(x, -k)))
+    assert_ks(x - 0.3, stats.laplace(scale=2.0).cdf)
+
+
+def test_seeded_tests_are_reproducible():
+    with seed_for_tests(5):
+        a = laplace_noise((100,), 3.0, discrete=True, vectorised=True)
+    with seed_for_tests(5):
+        b = laplace_noise((100,), 3.0, discrete=True, vectorised=True)
+    np.testing.assert_array_equal(a, b)
+
+
+def test_an_int64_overflow_of_the_noisy_value_is_an_error(monkeypatch):
+    monkeypatch.setattr(
+        _discrete_laplace, "sample", lambda n, scale, rng: np.full(n, 2**62, dtype=np.int64)
+    )
+    with pytest.raises(PrivetError, match="overflowed"):
+        _opendp.laplace_int_vectorised(np.full(3, 2**62 - 1, dtype=np.int64), 2.0)
