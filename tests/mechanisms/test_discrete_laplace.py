@@ -128,7 +128,7 @@ def test_seeded_tests_are_reproducible():
 
 def test_an_int64_overflow_of_the_noisy_value_is_an_error(monkeypatch):
     monkeypatch.setattr(
-        _discrete_laplace, "sample", lambda n, scale, rng: np.full(n, 2**62, dtype=np.int64)
+        _discrete_laplace, "sample", lambda n, scale, rng: np.full(n, 2**63 - 1, dtype=np.int64)
     )
     with pytest.raises(PrivetError, match="overflowed"):
-        _opendp.laplace_int_vectorised(np.full(3, 2**62 - 1, dtype=np.int64), 2.0)
+        _opendp.laplace_int_vectorised(np.full(3, 2**61, dtype=np.int64), 2.0)
