@@ -2,8 +2,8 @@
 
 Its law is checked against the exact probability mass function, not against
 OpenDP's sampler: chi-square and binomial tests at level ALPHA = 1e-5 each
-(mech_stats), so this file's eleven statistical assertions fail by chance with
-probability about 1e-4.
+(mech_stats), so this file's thirteen statistical assertions fail by chance with
+probability about 1.3e-4.
 """
 
 from __future__ import annotations
@@ -50,6 +50,40 @@ def test_the_exp_coin_is_bernoulli_exp_minus_u_over_t(u, t):
         return
     p = math.exp(-u / t)
     assert stats.binomtest(int(coins.sum()), n, p).pvalue > ALPHA
+
+
+def test_the_chain_stop_has_p_k_equal_k_minus_1_over_k_factorial():
+    """The first j >= 2 whose Bernoulli(1/j) coin fails has P[K = k] = (k - 1) / k!:
+    chi-square fit of 200,000 draws."""
+    k = _discrete_laplace._inverse_chain_stop(200_000, np.random.default_rng())
+    assert k.min() >= 2
+    p = np.array([0.0, 0.0] + [(j - 1) / math.factorial(j) for j in range(2, 9)])
+    p = np.append(p, 1 - p.sum())
+    assert_frequencies(np.minimum(k, 9), p)
+
+
+def test_the_chain_goes_on_past_twenty_with_fresh_coins():
+    """R = 0 (the coins up to 20 all succeeded) continues from j = 21."""
+
+    class ZeroFirst:
+        def __init__(self):
+            self.rng = np.random.default_rng(0)
+            self.first = True
+
+        def integers(self, low, high, size=None, dtype=np.int64):
+            if self.first:
+                self.first = False
+                return np.zeros(size, dtype=dtype)
+            return self.rng.integers(low, high, size=size, dtype=dtype)
+
+    k = _discrete_laplace._inverse_chain_stop(3, ZeroFirst())
+    assert np.all(k >= 21)
+
+
+def test_the_exp_minus_one_coin():
+    """Algorithm 1 at gamma = 1: the chain's stop is odd with probability e^-1."""
+    coins = _discrete_laplace._inverse_chain_stop(100_000, np.random.default_rng()) % 2 == 1
+    assert stats.binomtest(int(coins.sum()), coins.size, math.exp(-1)).pvalue > ALPHA
 
 
 def test_the_count_of_exp_minus_one_successes_is_geometric():

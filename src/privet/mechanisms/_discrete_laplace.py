@@ -46,6 +46,7 @@ draw.
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 
 import numpy as np
@@ -65,78 +66,113 @@ def supports(scale: float) -> bool:
     return frac.numerator < _LIMIT and frac.denominator < _LIMIT
 
 
+_CHAIN = 20
+_BELOW = math.factorial(_CHAIN)  # 20! < 2^63
+_THRESHOLDS = np.array([_BELOW // math.factorial(k) for k in range(_CHAIN, 0, -1)], dtype=np.int64)
+"""``20! / k!`` for k = 20, 19, ..., 1 (ascending)."""
+
+
+def _inverse_chain_stop(n: int, rng: np.random.Generator) -> NDArray[np.int64]:
+    """``n`` draws of K, the first ``j >= 2`` at which a ``Bernoulli(1/j)`` coin fails.
+
+    The coins j = 1, 2, ... are independent and ``Bernoulli(1/1)`` never fails, so
+    ``P[K > k] = 1/k!``. With ``R`` uniform on ``{0, ..., 20! - 1}``, the events
+    ``R < 20!/k!`` (k = 1..20) are nested with exactly these probabilities, so
+    ``K = 1 + #{k <= 20 : R < 20!/k!}`` has the law of K up to 20 (one draw and one
+    binary search per K). ``R = 0`` (probability 1/20!) means the coins up to 20 all
+    succeeded; those rows go on with fresh coins from j = 21.
+    """
+    r = rng.integers(0, _BELOW, size=n, dtype=np.int64)
+    k = 1 + _CHAIN - np.searchsorted(_THRESHOLDS, r, side="right").astype(np.int64)
+    for i in np.flatnonzero(k > _CHAIN):
+        j = _CHAIN + 1
+        while rng.integers(0, j) == 0:
+            j += 1
+        k[i] = j
+    return k
+
+
 def _bernoulli_exp_minus_ratio(
     u: NDArray[np.int64], t: int, rng: np.random.Generator
 ) -> NDArray[np.bool_]:
     """``Bernoulli(exp(-u / t))`` for each ``0 <= u < t`` (CKS 2020, Algorithm 1).
 
-    K counts up while ``Bernoulli(u / (t K))`` succeeds; the result is 1 when the
-    final K is odd: ``P[K odd] = sum_j (-1)^j (u/t)^j / j! = exp(-u / t)``.
+    Algorithm 1 counts K up while ``Bernoulli(u / (t K))`` succeeds and returns 1
+    when the final K is odd: ``P[K odd] = sum_j (-1)^j (u/t)^j / j! = exp(-u / t)``.
+    Its coin at step K is drawn as ``Bernoulli(u / t)`` AND ``Bernoulli(1 / K)``,
+    independent, so the final K is the first failure of either sequence: the
+    minimum of the first failure of the ``Bernoulli(1/j)`` chain
+    (:func:`_inverse_chain_stop`) and of the ``Bernoulli(u/t)`` coins, which are
+    drawn only while both sequences are still running.
     """
-    out = np.empty(u.shape, dtype=bool)
-    idx = np.arange(u.size)
+    chain = _inverse_chain_stop(u.size, rng)
+    stop = chain.copy()
+    live = np.arange(u.size)  # the chain has not failed at step k, nor any u/t coin before k
     k = 1
-    while idx.size:
-        cur = u[idx]
-        success = (rng.integers(0, t, size=idx.size) < cur) & (
-            rng.integers(0, k, size=idx.size) == 0
-        )
-        done = idx[~success]
-        out[done] = k % 2 == 1
-        idx = idx[success]
+    while live.size:
+        ok = rng.integers(0, t, size=live.size) < u[live]
+        stop[live[~ok]] = k
+        live = live[ok]
         k += 1
-    return out
+        live = live[chain[live] > k]  # at k == chain the step fails whatever the u/t coin
+    return stop % 2 == 1
+
+
+_WIDTH = 4
+"""``Bernoulli(exp(-1))`` coins drawn per row and round in :func:`_count_exp_minus_one`."""
 
 
 def _count_exp_minus_one(n: int, rng: np.random.Generator) -> NDArray[np.int64]:
     """Successes of ``Bernoulli(exp(-1))`` before the first failure, for ``n`` draws.
 
-    Each ``Bernoulli(exp(-1))`` is Algorithm 1 at ``gamma = 1``: K counts up while
-    ``Bernoulli(1 / K)`` succeeds and the coin is 1 when the final K is odd.
+    Each coin is Algorithm 1 at ``gamma = 1``: 1 when the chain's stop
+    (:func:`_inverse_chain_stop`) is odd. Coins come ``_WIDTH`` to a row; a row
+    whose coins all succeed (probability e^-4) goes on to the next round.
     """
     v = np.zeros(n, dtype=np.int64)
     idx = np.arange(n)  # still counting
     while idx.size:
-        coin = np.empty(idx.size, dtype=bool)
-        live = np.arange(idx.size)
-        k = 1
-        while live.size:
-            success = rng.integers(0, k, size=live.size) == 0
-            coin[live[~success]] = k % 2 == 1
-            live = live[success]
-            k += 1
-        v[idx[coin]] += 1
-        idx = idx[coin]
+        coins = (_inverse_chain_stop(idx.size * _WIDTH, rng) % 2 == 1).reshape(-1, _WIDTH)
+        run = coins.all(axis=1)
+        v[idx] += np.where(run, _WIDTH, coins.argmin(axis=1))
+        idx = idx[run]
     return v
+
+
+def _candidates(m: int, t: int, s: int, rng: np.random.Generator) -> NDArray[np.int64]:
+    """One round of Algorithm 2 for ``m`` candidates: the accepted ones, in draw order."""
+    u = rng.integers(0, t, size=m, dtype=np.int64)
+    u = u[_bernoulli_exp_minus_ratio(u, t, rng)]
+    v = _count_exp_minus_one(u.size, rng)
+    wide = v > (np.iinfo(np.int64).max - t) // t
+    y = (u + t * np.where(wide, 0, v)) // s
+    for j in np.flatnonzero(wide):  # U + t V beyond 64 bits: exact in Python integers
+        exact = (int(u[j]) + t * int(v[j])) // s
+        if exact > np.iinfo(np.int64).max:  # probability below e^-500 per draw
+            raise PrivetError(
+                f"A discrete Laplace draw of scale {Fraction(t, s)} does not fit in 64 bits."
+            )
+        y[j] = exact
+    negative = rng.integers(0, 2, size=u.size) == 1
+    accept = ~(negative & (y == 0))
+    return np.where(negative, -y, y)[accept]
 
 
 def sample(n: int, scale: float, rng: np.random.Generator) -> NDArray[np.int64]:
     """``n`` independent draws of the discrete Laplace of scale ``scale`` (exact).
 
-    ``scale`` must satisfy :func:`supports`; callers check it first.
+    ``scale`` must satisfy :func:`supports`; callers check it first. Each round
+    draws about twice as many candidates as are still missing (at least a third
+    of the candidates are accepted) and keeps the first accepted ones: the
+    accepted candidates are independent draws of the target law, and which of
+    them are kept depends only on their count, not on their values.
     """
     frac = Fraction(scale)
     t, s = frac.numerator, frac.denominator
-    out = np.empty(n, dtype=np.int64)
-    todo = np.arange(n)
-    while todo.size:
-        m = todo.size
-        u = rng.integers(0, t, size=m, dtype=np.int64)
-        keep = _bernoulli_exp_minus_ratio(u, t, rng)
-        u, idx = u[keep], todo[keep]
-        v = _count_exp_minus_one(idx.size, rng)
-        wide = v > (np.iinfo(np.int64).max - t) // t
-        x = u + t * np.where(wide, 0, v)
-        y = x // s
-        for j in np.flatnonzero(wide):  # U + t V beyond 64 bits: exact in Python integers
-            exact = (int(u[j]) + t * int(v[j])) // s
-            if exact > np.iinfo(np.int64).max:  # probability below e^-500 per draw
-                raise PrivetError(
-                    f"A discrete Laplace draw of scale {scale!r} does not fit in 64 bits."
-                )
-            y[j] = exact
-        negative = rng.integers(0, 2, size=idx.size) == 1
-        accept = ~(negative & (y == 0))
-        out[idx[accept]] = np.where(negative, -y, y)[accept]
-        todo = np.concatenate([todo[~keep], idx[~accept]])
-    return out
+    parts: list[NDArray[np.int64]] = []
+    have = 0
+    while have < n:
+        got = _candidates(2 * (n - have) + 16, t, s, rng)[: n - have]
+        parts.append(got)
+        have += got.size
+    return np.concatenate(parts) if parts else np.empty(0, dtype=np.int64)
