@@ -84,7 +84,7 @@ def sim(args: argparse.Namespace) -> None:
 
     K = 5
     grid = [
-        (n, p, d, rho) for n in args.n for rho in (0.9, 0.3) for p in (10, 25, 50) for d in (5, 10)
+        (n, p, d, rho) for n in args.n for rho in args.rho for p in args.p for d in (5, 10)
     ]
     rows = []
     start, cpu0 = time.time(), _cpu_seconds()
