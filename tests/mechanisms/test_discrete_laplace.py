@@ -2,8 +2,8 @@
 
 Its law is checked against the exact probability mass function, not against
 OpenDP's sampler: chi-square and binomial tests at level ALPHA = 1e-5 each
-(mech_stats), so this file's thirteen statistical assertions fail by chance with
-probability about 1.3e-4.
+(mech_stats), so this file's eighteen statistical assertions fail by chance with
+probability about 2e-4.
 """
 
 from __future__ import annotations
@@ -118,7 +118,16 @@ def test_an_output_beyond_64_bits_is_an_error_not_a_wrapped_value(monkeypatch):
 
 
 @pytest.mark.parametrize(
-    "scale, ok", [(1.0, True), (1e-3, True), (1e-300, False), (2.0**70, False), (0.0, False)]
+    "scale, ok",
+    [
+        (1.0, True),
+        (1e-3, True),
+        (2.0**53 - 1, True),
+        (2.0**53, False),
+        (1e-300, False),
+        (2.0**70, False),
+        (0.0, False),
+    ],
 )
 def test_supports_names_the_64_bit_range(scale, ok):
     assert _discrete_laplace.supports(scale) is ok
@@ -166,3 +175,78 @@ def test_an_int64_overflow_of_the_noisy_value_is_an_error(monkeypatch):
     )
     with pytest.raises(PrivetError, match="overflowed"):
         _opendp.laplace_int_vectorised(np.full(3, 2**61, dtype=np.int64), 2.0)
+
+
+class _Scripted:
+    """A generator whose first ``integers`` call returns ``first``; later calls are random."""
+
+    def __init__(self, first):
+        self.first = np.asarray(first, dtype=np.int64)
+        self.rng = np.random.default_rng()
+        self.used = False
+
+    def integers(self, low, high, size=None, dtype=np.int64):
+        if not self.used:
+            self.used = True
+            return self.first.copy()
+        return self.rng.integers(low, high, size=size, dtype=dtype)
+
+
+def test_the_chain_thresholds_are_exact_at_every_boundary():
+    """R = 20!/k! - 1 gives K = k + 1 and R = 20!/k! gives K = k, for k = 1..20
+    (deterministic: a threshold off by one for a large k is invisible to a chi-square)."""
+    top = math.factorial(20)
+    for k in range(2, 21):
+        r = top // math.factorial(k)
+        got = _discrete_laplace._inverse_chain_stop(2, _Scripted([r - 1, r]))
+        assert got.tolist() == [k + 1, k], k
+    assert _discrete_laplace._inverse_chain_stop(1, _Scripted([top - 1])).tolist() == [2]
+
+
+def test_the_continuation_past_twenty_has_the_chain_law():
+    """Given R = 0: P[K = 21] = 20/21, P[K = 22] = 1/22, P[K >= 23] = 1/(21 * 22)."""
+    n = 20_000
+    k = _discrete_laplace._inverse_chain_stop(n, _Scripted(np.zeros(n)))
+    p = np.array([20 / 21, 1 / 22, 1 / (21 * 22)])
+    assert_frequencies(np.minimum(k, 23) - 21, p)
+
+
+@pytest.mark.parametrize("u, t", [(1, 3), (2, 3), (5, 7), (2**52, 2**52 + 1)])
+def test_algorithm_1_stops_with_its_whole_law(u, t):
+    """P[K = k] = g^(k-1)/(k-1)! - g^k/k! with g = u/t: the whole law, not only its parity."""
+    n = 200_000
+    k = _discrete_laplace._algorithm1_stop(
+        np.full(n, u, dtype=np.int64), t, np.random.default_rng()
+    )
+    g = u / t
+    p = np.array(
+        [0.0]
+        + [g ** (j - 1) / math.factorial(j - 1) - g**j / math.factorial(j) for j in range(1, 7)]
+    )
+    p = np.append(p, 1 - p.sum())
+    assert_frequencies(np.minimum(k, 7), p)
+
+
+def test_consecutive_draws_are_independent():
+    """Signs of non-overlapping consecutive pairs: a chi-square test of independence of
+    100,000 pairs (a round that reordered its accepted values would fail it)."""
+    z = _discrete_laplace.sample(200_000, 2.0, np.random.default_rng())
+    sign = np.sign(z).astype(int) + 1
+    table = np.zeros((3, 3))
+    np.add.at(table, (sign[0::2], sign[1::2]), 1)
+    assert stats.chi2_contingency(table).pvalue > ALPHA
+
+
+def test_the_64_bit_cutoff_of_u_plus_t_v_is_exact_on_both_sides(monkeypatch):
+    """t = 3, s = 2^61: at the largest V the numpy path takes, U + 3V is at most 2^63 - 3
+    and every output is 3 in absolute value; one more and U = 2 reaches 2^63 (the Python
+    path), giving 4. 400 draws see U = 2 with probability above 1 - 1e-20."""
+    cutoff = (np.iinfo(np.int64).max - 3) // 3
+    for v, want in ((cutoff, {3}), (cutoff + 1, {3, 4})):
+        monkeypatch.setattr(
+            _discrete_laplace,
+            "_count_exp_minus_one",
+            lambda n, rng, v=v: np.full(n, v, dtype=np.int64),
+        )
+        z = _discrete_laplace.sample(400, 3 / 2**61, np.random.default_rng())
+        assert set(np.abs(z).tolist()) == want

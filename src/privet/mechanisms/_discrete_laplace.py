@@ -36,12 +36,19 @@ OS CSPRNG for every coin, which is why it stays the sampler of the central
 mechanisms; this one is used where the volume needs it (see
 :mod:`privet.mechanisms._opendp`).
 
-Range. Scales whose ``t`` or ``s`` reach ``2^62`` (``sigma`` below about
-``2^-9`` relative to its last mantissa bit, or above ``2^62``) are not handled
-here: :func:`supports` says so and the caller uses OpenDP. The intermediate
-``U + t V`` is computed in Python integers for the (astronomically rare)
-elements where it would not fit in 64 bits, so the output is exact for every
-draw.
+Range. Scales of ``2^53`` or more, and scales whose ``t`` or ``s`` reach ``2^62``
+(``sigma`` below about ``2^-9`` relative to its last mantissa bit) are not
+handled here: :func:`supports` says so and the caller uses OpenDP. Below
+``2^53`` a draw beyond 64 bits has probability below ``exp(-2^63 / 2^53) =
+e^-1024``; the intermediate ``U + t V`` is computed in Python integers for the
+elements where it would not fit in 64 bits, so the output is exact, and a
+value that does not fit is an error, never a wrapped value.
+
+Timing. The number of rounds depends on the random draws (as in OpenDP's
+sampler and in every exact sampler of these laws), not on the private values;
+a caller that times one call learns something about the largest noise of that
+call, so the vectorised sampler is used where one call draws the noise of many
+releases (a local randomiser over all owners, a simulation).
 """
 
 from __future__ import annotations
@@ -57,10 +64,14 @@ from privet.errors import PrivetError
 _LIMIT = 2**62
 """Largest numerator or denominator of the scale handled in 64-bit integers."""
 
+MAX_SCALE = 2.0**53
+"""Largest scale (exclusive) handled here: an output beyond 2^63 then has probability
+below e^-1024 per draw."""
+
 
 def supports(scale: float) -> bool:
-    """Whether :func:`sample` handles ``scale`` (a finite float > 0 with t, s < 2^62)."""
-    if not 0.0 < scale < float(_LIMIT):
+    """Whether :func:`sample` handles ``scale``: ``0 < scale < 2^53`` with t, s < 2^62."""
+    if not 0.0 < scale < MAX_SCALE:
         return False
     frac = Fraction(scale)
     return frac.numerator < _LIMIT and frac.denominator < _LIMIT
@@ -92,18 +103,15 @@ def _inverse_chain_stop(n: int, rng: np.random.Generator) -> NDArray[np.int64]:
     return k
 
 
-def _bernoulli_exp_minus_ratio(
-    u: NDArray[np.int64], t: int, rng: np.random.Generator
-) -> NDArray[np.bool_]:
-    """``Bernoulli(exp(-u / t))`` for each ``0 <= u < t`` (CKS 2020, Algorithm 1).
+def _algorithm1_stop(u: NDArray[np.int64], t: int, rng: np.random.Generator) -> NDArray[np.int64]:
+    """The final K of Algorithm 1 (CKS 2020) at ``gamma = u / t``, for each ``0 <= u < t``.
 
-    Algorithm 1 counts K up while ``Bernoulli(u / (t K))`` succeeds and returns 1
-    when the final K is odd: ``P[K odd] = sum_j (-1)^j (u/t)^j / j! = exp(-u / t)``.
-    Its coin at step K is drawn as ``Bernoulli(u / t)`` AND ``Bernoulli(1 / K)``,
-    independent, so the final K is the first failure of either sequence: the
-    minimum of the first failure of the ``Bernoulli(1/j)`` chain
-    (:func:`_inverse_chain_stop`) and of the ``Bernoulli(u/t)`` coins, which are
-    drawn only while both sequences are still running.
+    Algorithm 1 counts K up while ``Bernoulli(u / (t K))`` succeeds, so
+    ``P[K > k] = (u/t)^k / k!``. Its coin at step K is drawn as ``Bernoulli(u / t)``
+    AND ``Bernoulli(1 / K)``, independent, so the final K is the first failure of
+    either sequence: the minimum of the first failure of the ``Bernoulli(1/j)``
+    chain (:func:`_inverse_chain_stop`) and of the ``Bernoulli(u/t)`` coins, which
+    are drawn only while both sequences are still running.
     """
     chain = _inverse_chain_stop(u.size, rng)
     stop = chain.copy()
@@ -115,7 +123,15 @@ def _bernoulli_exp_minus_ratio(
         live = live[ok]
         k += 1
         live = live[chain[live] > k]  # at k == chain the step fails whatever the u/t coin
-    return stop % 2 == 1
+    return stop
+
+
+def _bernoulli_exp_minus_ratio(
+    u: NDArray[np.int64], t: int, rng: np.random.Generator
+) -> NDArray[np.bool_]:
+    """``Bernoulli(exp(-u / t))`` for each ``0 <= u < t``: Algorithm 1's K is odd with
+    probability ``sum_j (-1)^j (u/t)^j / j! = exp(-u / t)``."""
+    return _algorithm1_stop(u, t, rng) % 2 == 1
 
 
 _WIDTH = 4
@@ -148,7 +164,7 @@ def _candidates(m: int, t: int, s: int, rng: np.random.Generator) -> NDArray[np.
     y = (u + t * np.where(wide, 0, v)) // s
     for j in np.flatnonzero(wide):  # U + t V beyond 64 bits: exact in Python integers
         exact = (int(u[j]) + t * int(v[j])) // s
-        if exact > np.iinfo(np.int64).max:  # probability below e^-500 per draw
+        if exact > np.iinfo(np.int64).max:  # probability below e^-1024 per draw
             raise PrivetError(
                 f"A discrete Laplace draw of scale {Fraction(t, s)} does not fit in 64 bits."
             )
@@ -162,8 +178,9 @@ def sample(n: int, scale: float, rng: np.random.Generator) -> NDArray[np.int64]:
     """``n`` independent draws of the discrete Laplace of scale ``scale`` (exact).
 
     ``scale`` must satisfy :func:`supports`; callers check it first. Each round
-    draws about twice as many candidates as are still missing (at least a third
-    of the candidates are accepted) and keeps the first accepted ones: the
+    draws about twice as many candidates as are still missing (at least 31% of
+    the candidates are accepted: 1 - 1/e kept by the exp(-U/t) coin, then at
+    least half by the sign) and keeps the first accepted ones: the
     accepted candidates are independent draws of the target law, and which of
     them are kept depends only on their count, not on their values.
     """

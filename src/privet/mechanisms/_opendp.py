@@ -175,7 +175,8 @@ def laplace_int_vectorised(values: NDArray[np.int64], scale: float) -> NDArray[n
 
 def _add_noise(arr: NDArray[np.int64], scale: float) -> NDArray[np.int64]:
     """``arr`` (|values| < 2^62) + exact discrete Laplace noise; an int64 overflow
-    (noise beyond 2^62, probability below e^-2^20 at the scales used) is an error."""
+    (noise beyond 2^62, probability below e^-512 per draw at scales below 2^53) is an
+    error, never a wrapped value."""
     noise = _discrete_laplace.sample(arr.size, scale, local_rng()).reshape(arr.shape)
     total = arr + noise
     if np.any(((arr ^ total) & (noise ^ total)) < 0):  # both signs flipped: wrapped
