@@ -185,34 +185,42 @@ def _add_noise(arr: NDArray[np.int64], scale: float) -> NDArray[np.int64]:
 
 
 def laplace_float_vectorised(
-    values: NDArray[np.float64], scale: float, sensitivity: float
+    values: NDArray[np.float64], scale: float, sensitivity: float, *, block: int | None = None
 ) -> NDArray[np.float64]:
     """``values`` + Laplace(``scale``) noise on the grid 2^k, the law of :data:`laplace_float`.
 
     As in OpenDP's float Laplace: each value is rounded to the nearest multiple of
-    2^k, with k from :func:`granularity` (``n 2^k <= ROUNDING_SLACK * sensitivity``,
-    so neighbours' rounded vectors are at most ``sensitivity (1 + ROUNDING_SLACK)``
-    apart, the sensitivity privet charges); discrete Laplace noise of scale
-    ``scale / 2^k`` is added in grid units, and the result is scaled back (a
-    public function of the noisy integers). Falls back to OpenDP's sampler when
-    the grid values or the scale leave the 64-bit range.
+    2^k, with k from :func:`granularity` (``n 2^k <= ROUNDING_SLACK * sensitivity``
+    for the ``n`` values one neighbour can move, so neighbours' rounded vectors are
+    at most ``sensitivity (1 + ROUNDING_SLACK)`` apart, the sensitivity privet
+    charges); discrete Laplace noise of scale ``scale / 2^k`` is added in grid
+    units, and the result is scaled back (a public function of the noisy
+    integers). ``n`` is the whole array, or ``block`` when each block of that many
+    values is a release of its own (a local randomiser's record: its grid then
+    does not get finer with the number of owners). Exact ties round to even
+    (OpenDP's rounding may differ; either moves a value by at most 2^(k-1)).
+    Falls back to OpenDP's sampler when the grid values or the scale leave the
+    64-bit range.
     """
     arr = np.asarray(values, dtype=float)
     if arr.size == 0:
         return arr.copy()
-    k = granularity(sensitivity, arr.size)
-    grid_scale = math.ldexp(scale, -k)
-    units = np.ldexp(arr, -k)  # exact: a power-of-two scaling of finite floats
+    k = granularity(sensitivity, arr.size if block is None else block)
+    try:
+        grid_scale = math.ldexp(scale, -k)
+    except OverflowError:
+        return laplace_float(arr, scale, sensitivity)
+    with np.errstate(over="ignore"):
+        units = np.ldexp(arr, -k)  # a power-of-two scaling (inexact only if subnormal)
     if (
         not np.all(np.isfinite(units))
         or float(np.abs(units).max()) >= _INT64_SAFE
-        or not math.isfinite(grid_scale)
         or math.ldexp(grid_scale, k) != scale
         or not _discrete_laplace.supports(grid_scale)
     ):
         return laplace_float(arr, scale, sensitivity)
     noisy = _add_noise(np.rint(units).astype(np.int64), grid_scale)
-    return np.ldexp(noisy.astype(float), k)
+    return np.asarray(np.ldexp(noisy.astype(float), k))
 
 
 def laplace_noise(

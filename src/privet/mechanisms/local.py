@@ -498,7 +498,10 @@ class LocalLaplace(LocalMechanism):
         return np.full(np.shape(values), 2 * self.scale**2)
 
     def _perturb(self, arr: NDArray[np.float64]) -> NDArray[np.float64]:
-        return _opendp.laplace_float_vectorised(arr, self.scale, self.sensitivity)
+        # each record (its ``dimension`` values) is one owner's release: its own grid
+        return _opendp.laplace_float_vectorised(
+            arr, self.scale, self.sensitivity, block=self.dimension
+        )
 
 
 # -------------------------------------------------------- randomised response
