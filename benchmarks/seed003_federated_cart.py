@@ -83,9 +83,7 @@ def sim(args: argparse.Namespace) -> None:
     from privet.learners.federated_cart.reference import ReferenceOps
 
     K = 5
-    grid = [
-        (n, p, d, rho) for n in args.n for rho in args.rho for p in args.p for d in (5, 10)
-    ]
+    grid = [(n, p, d, rho) for n in args.n for rho in args.rho for p in args.p for d in (5, 10)]
     rows = []
     start, cpu0 = time.time(), _cpu_seconds()
     load0 = _loadavg()

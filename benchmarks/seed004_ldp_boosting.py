@@ -513,7 +513,7 @@ def adult_figures(reps: int = 1, quick: bool = False):
     Xtr, ytr, Xte, yte = split(X, y)
     maj = majority(yte)
     rows: list[dict] = []
-    # Laplace draws with privet's exact vectorised sampler (LocalLaplace, about 2e6 values
+    # Laplace draws with privet's exact vectorised sampler (LocalLaplace, 1.5-4e6 values
     # per CPU second): every cell of the full sweep; the quick sweep keeps it to eps 5
     laplace_eps = None
     eps_grid = EPS
@@ -660,8 +660,8 @@ def _adult_report(df: pd.DataFrame) -> str:
         "100, 1,000 and 10,000 owners). This table: the "
         f"{'quick' if (df.sweep == 'quick').all() else 'full'} sweep. Laplace draws "
         "with privet's exact vectorised discrete-Laplace sampler on OpenDP's grid "
-        "(LocalLaplace; the law of OpenDP's sampler, about 2e6 values per CPU second "
-        "against OpenDP's 1.3e5), so the full sweep runs it in every cell, like Duchi and "
+        "(LocalLaplace; the law of OpenDP's sampler, 1.5-4e6 values per CPU second "
+        "against OpenDP's 1.3e5: mechanisms_discrete_laplace.md), so the full sweep runs it in every cell, like Duchi and "
         "Piecewise; `cpu_seconds` per fit is in `seed004_adult.csv`. Accuracy is the mean "
         "over the repetitions of each point (one for the quick sweep). 80/20 split, one "
         f"row per owner, majority rate {maj:.3f}.\n",

@@ -22,7 +22,8 @@ Volume. OpenDP's exact sampler draws about 1.4e5 values a second. Where the volu
 needs more, :func:`laplace_int_vectorised` and :func:`laplace_float_vectorised`
 draw the same distributions (the discrete Laplace on the integers, or on the same
 grid 2^k with the same rounding and the same charged sensitivity) with the exact
-numpy sampler of :mod:`privet.mechanisms._discrete_laplace`, about 35x faster.
+numpy sampler of :mod:`privet.mechanisms._discrete_laplace`, 10-30x faster
+(benchmarks/results/mechanisms_discrete_laplace.md).
 They are used by the local Laplace randomiser (every local randomiser draws from
 numpy, :mod:`privet.mechanisms._random`) and by the simulations of seed 003's
 paper (synthetic data); a model's central releases keep OpenDP's sampler, which

@@ -478,7 +478,7 @@ class LocalLaplace(LocalMechanism):
     per value is epsilon-LDP (seed 004: Lap(2/eps) for one value in [-1, 1], eps/d
     per attribute for d). Unbiased, variance 2 scale^2. Drawn on OpenDP's grid
     with the exact vectorised sampler (:func:`privet.mechanisms._opendp.
-    laplace_float_vectorised`: the law of OpenDP's hardened sampler, about 35x
+    laplace_float_vectorised`: the law of OpenDP's hardened sampler, 10-30x
     faster; the slack pays for the rounding to the grid).
     """
 
