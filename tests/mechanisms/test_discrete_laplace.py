@@ -193,13 +193,17 @@ class _Scripted:
 
 
 def test_the_chain_thresholds_are_exact_at_every_boundary():
-    """R = 20!/k! - 1 gives K = k + 1 and R = 20!/k! gives K = k, for k = 1..20
-    (deterministic: a threshold off by one for a large k is invisible to a chi-square)."""
+    """R = 20!/k! - 1 gives K = k + 1 and R = 20!/k! gives K = k, for k = 2..19, and
+    R = 1 gives 20 (deterministic: a threshold off by one for a large k is invisible to
+    a chi-square); R = 0 continues past 20."""
     top = math.factorial(20)
-    for k in range(2, 21):
+    for k in range(2, 20):
         r = top // math.factorial(k)
         got = _discrete_laplace._inverse_chain_stop(2, _Scripted([r - 1, r]))
         assert got.tolist() == [k + 1, k], k
+    # k = 20: R = 20!/20! = 1 gives 20; R = 0 goes on with fresh coins from 21
+    got = _discrete_laplace._inverse_chain_stop(2, _Scripted([0, 1]))
+    assert got[0] >= 21 and got[1] == 20
     assert _discrete_laplace._inverse_chain_stop(1, _Scripted([top - 1])).tolist() == [2]
 
 
