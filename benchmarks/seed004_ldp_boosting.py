@@ -493,7 +493,8 @@ def owners_sweep(reps: int = 2):
 
 def adult_figures(reps: int = 1, quick: bool = False):
     """Figs. 2, 3, 5 and 7 on Adult (the substitute for the paper's Brazil census), with
-    all three randomisers (Laplace through OpenDP's exact sampler), and boosted stumps.
+    all three randomisers (Laplace with privet's exact vectorised sampler), and boosted
+    stumps; ``reps`` repetitions per point (random_state 0..reps-1; Fig. 5 redraws noise).
 
     Figs. 2-3 (one round, accuracy vs epsilon) and 7 (boosted NCC, 10 rounds) run the
     estimator as users do: the owners are split evenly over the class-prior group and
@@ -512,18 +513,18 @@ def adult_figures(reps: int = 1, quick: bool = False):
     Xtr, ytr, Xte, yte = split(X, y)
     maj = majority(yte)
     rows: list[dict] = []
-    # Laplace through OpenDP's exact sampler costs about 1e-5 CPU s per value: a smaller
-    # sweep for it (stated in the report), the full one for Duchi and Piecewise
-    laplace_eps = {"2": (1.0, 5.0, 9.0), "3": (1.0, 5.0, 9.0), "7": (5.0,), "stumps": (4.0,)}
+    # Laplace draws with privet's exact vectorised sampler (LocalLaplace, 1.5-4e6 values
+    # per CPU second): every cell of the full sweep; the quick sweep keeps it to eps 5
+    laplace_eps = None
     eps_grid = EPS
     if quick:  # under 2 CPU-minutes: eps 1, 5, 9; Laplace at eps 5 in Figs. 2-3 only
         laplace_eps = {"2": (5.0,), "3": (5.0,), "7": (), "stumps": ()}
         eps_grid = (1.0, 5.0, 9.0)
 
     def wanted(fig: str, mech: str, eps: float | None) -> bool:
-        if quick and fig == "2" and mech == "laplace" and eps is not None:
-            return eps in laplace_eps[fig]
-        return mech != "laplace" or eps is None or eps in laplace_eps[fig]
+        if laplace_eps is None or mech != "laplace" or eps is None:
+            return True
+        return eps in laplace_eps[fig]
 
     def row(**kw):
         kw.setdefault("majority", maj)
@@ -571,7 +572,7 @@ def adult_figures(reps: int = 1, quick: bool = False):
         g = make_group(owners, np.arange(n_own))
         learner = LogisticLearner(Xu.shape[1], 2, 4.0)
         shares = learner.shares(g, Xu, ytr, np.ones(len(ytr)))
-        for mech in [m for m in MECHS if m != "laplace" or n_own <= 10_000]:
+        for mech in [m for m in MECHS if m != "laplace" or not quick or n_own <= 10_000]:
             r = make_randomiser(mech, 5.0, shares.shape[1])
             accs, mses, t = [], [], cpu()
             for _ in range(reps):
@@ -652,18 +653,18 @@ def _adult_report(df: pd.DataFrame) -> str:
     maj = df.majority.iloc[0]
     out = [
         "## Adult as the substitute for the paper's Brazil census: Figs. 2, 3, 5, 7\n",
-        "Command: `flock /tmp/privet-heavy.lock python benchmarks/seed004_ldp_boosting.py "
-        "adult` then `python benchmarks/seed004_ldp_boosting.py report`; the quick sweep "
-        "(`... adult-quick`, under 2 CPU-minutes: eps 1, 5, 9; LR strict only; Laplace at "
-        "eps 5 in Figs. 2-3 and up to 10,000 owners in Fig. 5; Fig. 5 at 100, 1,000 and "
-        "10,000 owners) when the shared heavy-run lock is not available. This table: the "
+        "Command: `python benchmarks/seed004_ldp_boosting.py adult` (3 repetitions per "
+        "point) then `python benchmarks/seed004_ldp_boosting.py report`; the quick sweep "
+        "(`... adult-quick`, under 2 CPU-minutes, one repetition: eps 1, 5, 9; LR strict "
+        "only; Laplace at eps 5 in Figs. 2-3 and up to 10,000 owners in Fig. 5; Fig. 5 at "
+        "100, 1,000 and 10,000 owners). This table: the "
         f"{'quick' if (df.sweep == 'quick').all() else 'full'} sweep. Laplace draws "
-        "through OpenDP's exact sampler (privet's LocalLaplace), about 1.3e5 values per "
-        "CPU second on this machine (measured; 2e4/s was wall time under load): the full "
-        "sweep runs Laplace at eps 1, 5, 9 in Figs. 2-3, up to 10,000 owners in Fig. 5, "
-        "eps 5 in Fig. 7 and eps 4 for the stumps (a smaller sweep than for Duchi and "
-        "Piecewise), no other sampler; `cpu_seconds` per fit is in `seed004_adult.csv`. One repetition per "
-        f"point. 80/20 split, one row per owner, majority rate {maj:.3f}.\n",
+        "with privet's exact vectorised discrete-Laplace sampler on OpenDP's grid "
+        "(LocalLaplace; the law of OpenDP's sampler, 1.5-4e6 values per CPU second "
+        "against OpenDP's 1.3e5: mechanisms_discrete_laplace.md), so the full sweep runs it in every cell, like Duchi and "
+        "Piecewise; `cpu_seconds` per fit is in `seed004_adult.csv`. Accuracy is the mean "
+        "over the repetitions of each point (one for the quick sweep). 80/20 split, one "
+        f"row per owner, majority rate {maj:.3f}.\n",
     ]
     for fig, title in (
         ("2", "Fig. 2: LR accuracy vs epsilon"),
@@ -925,7 +926,7 @@ def main(argv: list[str]) -> None:
         "hitrate": hitrate,
         "bdt": bdt,
         "owners": owners_sweep,
-        "adult": adult_figures,
+        "adult": lambda: adult_figures(reps=3),
         "adult-quick": lambda: adult_figures(quick=True),
     }
     names = {"lr": "logistic", "ncc": "centroid", "boost_ncc": "boosted_ncc"}

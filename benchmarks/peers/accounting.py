@@ -177,10 +177,22 @@ def privet_run(name, tree, forest):
     g = bound.guarantee
     how = getattr(bound, "accountant", None) or getattr(bound, "method", None) or ""
     if refused:
-        return dict(epsilon=np.nan, delta=DELTA, n_charges=n, charge_us=1e6 * charge_s / n,
-                    query_ms=np.nan, note=refused)
-    return dict(epsilon=g.epsilon, delta=g.delta, n_charges=n, charge_us=1e6 * charge_s / n,
-                query_ms=1e3 * query_s, note=f"ledger's best accountant: {how}" if how else "")
+        return dict(
+            epsilon=np.nan,
+            delta=DELTA,
+            n_charges=n,
+            charge_us=1e6 * charge_s / n,
+            query_ms=np.nan,
+            note=refused,
+        )
+    return dict(
+        epsilon=g.epsilon,
+        delta=g.delta,
+        n_charges=n,
+        charge_us=1e6 * charge_s / n,
+        query_ms=1e3 * query_s,
+        note=f"ledger's best accountant: {how}" if how else "",
+    )
 
 
 def privet_fit(name):
@@ -203,8 +215,14 @@ def privet_fit(name):
     fit_s = time.perf_counter() - t0
     n = len(ledger.charges)
     g = ledger.spent()
-    return dict(epsilon=g.epsilon, delta=g.delta, n_charges=n, charge_us=1e6 * fit_s / n,
-                query_ms=np.nan, note=f"fit {fit_s:.2f} s for {n} charges (learning included)")
+    return dict(
+        epsilon=g.epsilon,
+        delta=g.delta,
+        n_charges=n,
+        charge_us=1e6 * fit_s / n,
+        query_ms=np.nan,
+        note=f"fit {fit_s:.2f} s for {n} charges (learning included)",
+    )
 
 
 # ----------------------------------------------------------------------------- dp_accounting
@@ -213,14 +231,18 @@ def dpa_event(step):
 
     kind = step[0]
     if kind == "pure":
-        return dpa.RandomizedResponseDpEvent(noise_parameter=2 / (1 + math.exp(step[1])), num_buckets=2)
+        return dpa.RandomizedResponseDpEvent(
+            noise_parameter=2 / (1 + math.exp(step[1])), num_buckets=2
+        )
     if kind == "laplace":
         return dpa.LaplaceDpEvent(noise_multiplier=step[1])
     if kind == "gauss":
         return dpa.GaussianDpEvent(noise_multiplier=step[1])
     if kind == "sampled":
         inner = [dpa_event(s) for s in step[2]]
-        return dpa.PoissonSampledDpEvent(step[1], inner[0] if len(inner) == 1 else dpa.ComposedDpEvent(inner))
+        return dpa.PoissonSampledDpEvent(
+            step[1], inner[0] if len(inner) == 1 else dpa.ComposedDpEvent(inner)
+        )
     raise ValueError(step)
 
 
@@ -244,7 +266,9 @@ def pld_of(step, pld_mod):
 def dpa_run(kind, seq):
     from dp_accounting import pld, rdp
 
-    if kind == "PLD" and any(s[0] == "pure" or (s[0] == "sampled" and s[2][0][0] != "gauss") for s in seq):
+    if kind == "PLD" and any(
+        s[0] == "pure" or (s[0] == "sampled" and s[2][0][0] != "gauss") for s in seq
+    ):
         # pure-DP steps: dp_accounting's PLD library (its accountant has no pure-DP event
         # under add/remove); identical runs self-composed
         t0 = time.perf_counter()
@@ -261,17 +285,35 @@ def dpa_run(kind, seq):
         t0 = time.perf_counter()
         eps = total.get_epsilon_for_delta(DELTA)
         query_s = time.perf_counter() - t0
-        note = "PLD library; forest trees as their amplified pure guarantee" if seq[0][0] == "sampled" else "PLD library"
-        return dict(epsilon=eps, delta=DELTA, n_charges=len(seq), charge_us=1e6 * charge_s / len(seq),
-                    query_ms=1e3 * query_s, note=note)
+        note = (
+            "PLD library; forest trees as their amplified pure guarantee"
+            if seq[0][0] == "sampled"
+            else "PLD library"
+        )
+        return dict(
+            epsilon=eps,
+            delta=DELTA,
+            n_charges=len(seq),
+            charge_us=1e6 * charge_s / len(seq),
+            query_ms=1e3 * query_s,
+            note=note,
+        )
 
     acc = pld.PLDAccountant() if kind == "PLD" else rdp.RdpAccountant()
     events = [dpa_event(s) for s in seq]
     unsupported = [e for e in events if not acc.supports(e)]
     if unsupported:
-        return dict(epsilon=np.nan, delta=DELTA, n_charges=len(seq),
-                    note=f"refused: {type(unsupported[0]).__name__} "
-                    + (f"of {type(unsupported[0].event).__name__}" if hasattr(unsupported[0], "event") else ""))
+        return dict(
+            epsilon=np.nan,
+            delta=DELTA,
+            n_charges=len(seq),
+            note=f"refused: {type(unsupported[0]).__name__} "
+            + (
+                f"of {type(unsupported[0].event).__name__}"
+                if hasattr(unsupported[0], "event")
+                else ""
+            ),
+        )
     # runs of identical steps go in as one SelfComposedDpEvent, as dp_accounting is meant to be
     # used (one PLD convolution per step would take minutes for 1,000 steps)
     import dp_accounting as dpa
@@ -289,8 +331,14 @@ def dpa_run(kind, seq):
     t0 = time.perf_counter()
     eps = acc.get_epsilon(DELTA)
     query_s = time.perf_counter() - t0
-    return dict(epsilon=eps, delta=DELTA, n_charges=len(seq), charge_us=1e6 * charge_s / len(seq),
-                query_ms=1e3 * query_s, note="")
+    return dict(
+        epsilon=eps,
+        delta=DELTA,
+        n_charges=len(seq),
+        charge_us=1e6 * charge_s / len(seq),
+        query_ms=1e3 * query_s,
+        note="",
+    )
 
 
 # ----------------------------------------------------------------------------- OpenDP
@@ -334,7 +382,9 @@ def opendp_run(route, seq):
         ms = [meas(s) for s in seq]
         comp = dp.c.make_basic_composition(ms)
     except Exception as exc:
-        return dict(epsilon=np.nan, delta=DELTA, n_charges=len(seq), note=f"refused: {str(exc)[:160]}")
+        return dict(
+            epsilon=np.nan, delta=DELTA, n_charges=len(seq), note=f"refused: {str(exc)[:160]}"
+        )
     charge_s = time.perf_counter() - t0
     t0 = time.perf_counter()
     if route == "zcdp":
@@ -342,10 +392,16 @@ def opendp_run(route, seq):
         delta = DELTA
     else:
         out = comp.map(1)
-        eps, delta = (out if isinstance(out, tuple) else (out, 0.0))
+        eps, delta = out if isinstance(out, tuple) else (out, 0.0)
     query_s = time.perf_counter() - t0
-    return dict(epsilon=float(eps), delta=float(delta), n_charges=len(seq),
-                charge_us=1e6 * charge_s / len(seq), query_ms=1e3 * query_s, note="")
+    return dict(
+        epsilon=float(eps),
+        delta=float(delta),
+        n_charges=len(seq),
+        charge_us=1e6 * charge_s / len(seq),
+        query_ms=1e3 * query_s,
+        note="",
+    )
 
 
 # ----------------------------------------------------------------------------- diffprivlib
@@ -381,13 +437,23 @@ def one_step_pair(step, n_steps):
 
 def dpl_run(python, seq, slack):
     pairs = [one_step_pair(s, len(seq)) for s in seq]
-    out = subprocess.run([python, "-c", DPL_SCRIPT, json.dumps(pairs), str(slack)],
-                         capture_output=True, text=True, timeout=600)
+    out = subprocess.run(
+        [python, "-c", DPL_SCRIPT, json.dumps(pairs), str(slack)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     if out.returncode != 0:
         return dict(epsilon=np.nan, n_charges=len(seq), note=f"failed: {out.stderr[-200:]}")
     eps, delta, c, q = json.loads(out.stdout.strip().splitlines()[-1])
-    return dict(epsilon=eps, delta=delta, n_charges=len(seq), charge_us=1e6 * c / len(seq),
-                query_ms=1e3 * q, note=f"slack={slack:g}")
+    return dict(
+        epsilon=eps,
+        delta=delta,
+        n_charges=len(seq),
+        charge_us=1e6 * c / len(seq),
+        query_ms=1e3 * q,
+        note=f"slack={slack:g}",
+    )
 
 
 # ----------------------------------------------------------------------------- main
@@ -404,7 +470,9 @@ def main() -> None:
         seq = steps(name, tree, forest)
         cands = [("privet ledger", partial(privet_run, name, tree, forest))]
         if name in ("tree", "forest"):
-            cands.append(("privet learner fit on Adult (all its charges)", partial(privet_fit, name)))
+            cands.append(
+                ("privet learner fit on Adult (all its charges)", partial(privet_fit, name))
+            )
         cands += [
             ("dp_accounting PLD", partial(dpa_run, "PLD", seq)),
             ("dp_accounting RDP", partial(dpa_run, "RDP", seq)),
@@ -413,7 +481,10 @@ def main() -> None:
         ]
         if args.diffprivlib_python:
             cands += [
-                ("diffprivlib BudgetAccountant", partial(dpl_run, args.diffprivlib_python, seq, 0.0)),
+                (
+                    "diffprivlib BudgetAccountant",
+                    partial(dpl_run, args.diffprivlib_python, seq, 0.0),
+                ),
                 (
                     "diffprivlib BudgetAccountant (slack)",
                     partial(dpl_run, args.diffprivlib_python, seq, DELTA / 2),
@@ -428,7 +499,16 @@ def main() -> None:
             rows.append(r)
             print(f"{name:8s} {label:40s} eps={r.get('epsilon')} {r.get('note', '')}", flush=True)
     df = pd.DataFrame(rows)
-    cols = ["sequence", "accountant", "epsilon", "delta", "n_charges", "charge_us", "query_ms", "note"]
+    cols = [
+        "sequence",
+        "accountant",
+        "epsilon",
+        "delta",
+        "n_charges",
+        "charge_us",
+        "query_ms",
+        "note",
+    ]
     df = df.reindex(columns=cols)
     df.to_csv(RESULTS / "accounting.csv", index=False)
     load_end = Path("/proc/loadavg").read_text().strip()
@@ -458,11 +538,18 @@ def write_md(df, load_start, load_end):
     ]
     for name, g in df.groupby("sequence", sort=False):
         priv = g[g.accountant == "privet ledger"].epsilon.iloc[0]
-        lines += [f"## {DESCR[name]}", "",
-                  "| accountant | epsilon | delta | charges | charge µs | query ms | vs privet | note |",
-                  "|---|---|---|---|---|---|---|---|"]
+        lines += [
+            f"## {DESCR[name]}",
+            "",
+            "| accountant | epsilon | delta | charges | charge µs | query ms | vs privet | note |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
         for _, r in g.iterrows():
-            ratio = "" if not np.isfinite(r.epsilon) or not np.isfinite(priv) or priv == 0 else f"{r.epsilon / priv:.2f}x"
+            ratio = (
+                ""
+                if not np.isfinite(r.epsilon) or not np.isfinite(priv) or priv == 0
+                else f"{r.epsilon / priv:.2f}x"
+            )
             lines.append(
                 f"| {r.accountant} | {r.epsilon:.4g} | {r.delta:.3g} | {r.n_charges:.0f} | "
                 f"{r.charge_us:.1f} | {r.query_ms:.2f} | {ratio} | {r.note if isinstance(r.note, str) else ''} |"
@@ -470,14 +557,23 @@ def write_md(df, load_start, load_end):
         better = g[(g.epsilon < priv * (1 - 1e-3)) & ~g.accountant.str.startswith("privet")]
         if not np.isfinite(priv):
             proven = g[np.isfinite(g.epsilon) & ~g.accountant.str.startswith("privet")]
-            lines += ["", "**Gap:** privet's ledger proves no finite epsilon at delta "
-                      f"{DELTA:g} for this sequence (it refuses it); "
-                      + "; ".join(f"{r.accountant} proves {r.epsilon:.4g}" for _, r in proven.iterrows())
-                      + "."]
+            lines += [
+                "",
+                "**Gap:** privet's ledger proves no finite epsilon at delta "
+                f"{DELTA:g} for this sequence (it refuses it); "
+                + "; ".join(f"{r.accountant} proves {r.epsilon:.4g}" for _, r in proven.iterrows())
+                + ".",
+            ]
         elif len(better):
-            lines += ["", "**Gap:** " + "; ".join(
-                f"{r.accountant} proves epsilon {r.epsilon:.4g} where privet's ledger proves {priv:.4g}"
-                for _, r in better.iterrows()) + "."]
+            lines += [
+                "",
+                "**Gap:** "
+                + "; ".join(
+                    f"{r.accountant} proves epsilon {r.epsilon:.4g} where privet's ledger proves {priv:.4g}"
+                    for _, r in better.iterrows()
+                )
+                + ".",
+            ]
         else:
             lines += ["", "No peer proves a smaller epsilon than privet's ledger here."]
         lines.append("")

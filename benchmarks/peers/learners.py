@@ -168,9 +168,7 @@ def peer_matrix(frame: pd.DataFrame, schema) -> tuple[np.ndarray, np.ndarray, di
             )
         else:
             cols.append(frame[a.name].to_numpy(dtype=float))
-            feats.append(
-                {"name": a.name, "kind": "numeric", "lower": a.lower, "upper": a.upper}
-            )
+            feats.append({"name": a.name, "kind": "numeric", "lower": a.lower, "upper": a.upper})
     y = schema.encode_target(frame[schema.target.name])
     meta = {"features": feats, "classes": [str(c) for c in schema.classes]}
     return np.column_stack(cols), np.asarray(y, dtype=int), meta
@@ -299,17 +297,27 @@ def plot(summary: pd.DataFrame, dataset: str, path: Path) -> None:
 
     d = summary[summary.dataset == dataset]
     names = sorted(d.system.unique(), key=lambda n: (not n.startswith("privet"), n))
-    colours = dict(zip(names, plt.get_cmap("tab20")(np.linspace(0, 1, 20))[: len(names)], strict=False))
+    colours = dict(
+        zip(names, plt.get_cmap("tab20")(np.linspace(0, 1, 20))[: len(names)], strict=False)
+    )
     fig, axes = plt.subplots(1, 2, figsize=(15, 5.5))
-    for ax, (col, label) in zip(axes, (("acc_mean", "accuracy"), ("auc_mean", "ROC AUC")), strict=True):
+    for ax, (col, label) in zip(
+        axes, (("acc_mean", "accuracy"), ("auc_mean", "ROC AUC")), strict=True
+    ):
         for sysname in names:
             g = d[d.system == sysname]
             finite = g[np.isfinite(g.epsilon)].sort_values("epsilon")
             if len(finite):
                 style = "-o" if sysname.startswith("privet") else "--s"
                 ax.errorbar(
-                    finite.epsilon, finite[col], yerr=finite[col.replace("mean", "std")].fillna(0),
-                    fmt=style, ms=4, capsize=2, label=sysname, color=colours[sysname],
+                    finite.epsilon,
+                    finite[col],
+                    yerr=finite[col.replace("mean", "std")].fillna(0),
+                    fmt=style,
+                    ms=4,
+                    capsize=2,
+                    label=sysname,
+                    color=colours[sysname],
                 )
             else:
                 ax.axhline(g[col].iloc[0], ls=":", lw=1.5, label=sysname, color=colours[sysname])
@@ -367,7 +375,15 @@ def write_markdown(df, summary, args, load_start, load_end, elapsed, skipped, pa
             "|---|---|---|---|---|---|---|---|",
         ]
         d = summary[summary.dataset == dataset].copy()
-        d["order"] = d.system.map(lambda s: (0 if s.startswith("privet") else 1 if "non-private" not in s and "majority" not in s else 2))
+        d["order"] = d.system.map(
+            lambda s: (
+                0
+                if s.startswith("privet")
+                else 1
+                if "non-private" not in s and "majority" not in s
+                else 2
+            )
+        )
         for _, r in d.sort_values(["epsilon", "order", "system"]).iterrows():
             eps = "∞" if not np.isfinite(r.epsilon) else f"{r.epsilon:g}"
             lines.append(
@@ -384,7 +400,11 @@ def write_markdown(df, summary, args, load_start, load_end, elapsed, skipped, pa
         if pub:
             lines += ["", "Published / reported figures (different preprocessing: raw Adult):", ""]
             for s, _, e_, auc, acc, src in pub:
-                lines.append(f"- {s} at eps={e_:g}: AUC {auc}" + (f", accuracy {acc}" if acc else "") + f" ({src})")
+                lines.append(
+                    f"- {s} at eps={e_:g}: AUC {auc}"
+                    + (f", accuracy {acc}" if acc else "")
+                    + f" ({src})"
+                )
         lines.append("")
     path.write_text("\n".join(lines) + "\n")
 
@@ -399,7 +419,9 @@ def main() -> None:
     ap.add_argument("--fbdt", default=None, help="checkout of federated-boosted-dp-trees")
     ap.add_argument("--only", nargs="*", default=None, help="substrings of system names to run")
     ap.add_argument("--out", default="learners", help="stem of the result files")
-    ap.add_argument("--replot", action="store_true", help="only redraw the PNGs from the summary CSV")
+    ap.add_argument(
+        "--replot", action="store_true", help="only redraw the PNGs from the summary CSV"
+    )
     args = ap.parse_args()
     RESULTS.mkdir(parents=True, exist_ok=True)
     if args.replot:
@@ -420,7 +442,9 @@ def main() -> None:
             frame, schema, splits = load(dataset)
             X, y, meta = peer_matrix(frame, schema)
             np.savez(
-                Path(tmp) / f"{dataset}.npz", X=X, y=y,
+                Path(tmp) / f"{dataset}.npz",
+                X=X,
+                y=y,
                 **{f"train_{i}": tr for i, (tr, _) in enumerate(splits)},
                 **{f"test_{i}": te for i, (_, te) in enumerate(splits)},
             )
@@ -445,7 +469,15 @@ def main() -> None:
                     r.setdefault("epsilon", np.inf)
                 rows += got
     df = pd.DataFrame(rows)
-    for col in ("accuracy", "auc", "fit_s", "predict_s", "peak_mib", "proven_epsilon", "proven_delta"):
+    for col in (
+        "accuracy",
+        "auc",
+        "fit_s",
+        "predict_s",
+        "peak_mib",
+        "proven_epsilon",
+        "proven_delta",
+    ):
         if col not in df:
             df[col] = np.nan
     df["epsilon"] = df["epsilon"].astype(float)
@@ -457,7 +489,13 @@ def main() -> None:
         plot(summary, dataset, RESULTS / f"{args.out}_{dataset}.png")
     load_end = Path("/proc/loadavg").read_text().strip()
     write_markdown(
-        df, summary, args, load_start, load_end, time.perf_counter() - t_start, skipped,
+        df,
+        summary,
+        args,
+        load_start,
+        load_end,
+        time.perf_counter() - t_start,
+        skipped,
         RESULTS / f"{args.out}.md",
     )
     print(f"wrote {RESULTS / args.out}.{{csv,md}} and the plots", flush=True)

@@ -76,16 +76,30 @@ def run_demo(repo: str, demo: str, index: int, data_file: str, timeout: float, p
         t0 = time.perf_counter()
         procs = [
             subprocess.Popen(
-                [sys.executable, f"{demo}.py", f"-i{index}", "-M3", f"-I{i}", "-B", str(port),
-                 "--no-pretty-tree"],
-                cwd=tmp, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                [
+                    sys.executable,
+                    f"{demo}.py",
+                    f"-i{index}",
+                    "-M3",
+                    f"-I{i}",
+                    "-B",
+                    str(port),
+                    "--no-pretty-tree",
+                ],
+                cwd=tmp,
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
             )
             for i in range(3)
         ]
         outs = []
         try:
             for p in procs:
-                outs.append(p.communicate(timeout=max(1.0, timeout - (time.perf_counter() - t0)))[0])
+                outs.append(
+                    p.communicate(timeout=max(1.0, timeout - (time.perf_counter() - t0)))[0]
+                )
         except subprocess.TimeoutExpired:
             for p in procs:
                 p.kill()
@@ -115,8 +129,9 @@ def run_privet(dataset: str, depth: int, timeout: float) -> dict:
 
     warnings.simplefilter("ignore")
     ds = load_dataset(dataset)
-    clf = MPCID3Classifier(max_depth=depth, parties=3, backend="mpc", timeout=timeout,
-                           schema=ds.schema)
+    clf = MPCID3Classifier(
+        max_depth=depth, parties=3, backend="mpc", timeout=timeout, schema=ds.schema
+    )
     t0 = time.perf_counter()
     try:
         clf.fit(ds.X, ds.y)
@@ -147,8 +162,11 @@ def main() -> None:
     args = ap.parse_args()
     RESULTS.mkdir(parents=True, exist_ok=True)
     load_start = Path("/proc/loadavg").read_text().strip()
-    commit = subprocess.run(["git", "--git-dir", args.mpyc_repo, "rev-parse", "--short", "HEAD"],
-                            capture_output=True, text=True).stdout.strip()
+    commit = subprocess.run(
+        ["git", "--git-dir", args.mpyc_repo, "rev-parse", "--short", "HEAD"],
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
     rows = []
     port = 11365
     for dataset in args.datasets:

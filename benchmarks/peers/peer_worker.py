@@ -45,9 +45,7 @@ def auc_score(y: np.ndarray, proba: np.ndarray, n_classes: int) -> float:
     if n_classes == 2:
         return float(roc_auc_score(y, proba[:, 1]))
     aucs = [
-        roc_auc_score(y == c, proba[:, c])
-        for c in range(n_classes)
-        if 0 < (y == c).sum() < len(y)
+        roc_auc_score(y == c, proba[:, c]) for c in range(n_classes) if 0 < (y == c).sum() < len(y)
     ]
     return float(np.mean(aucs))
 
@@ -193,8 +191,16 @@ def main() -> None:
             try:
                 row.update(
                     run_one(
-                        args.system, eps, s, X, y, data[f"train_{s}"], data[f"test_{s}"],
-                        meta, args.fbdt, measure_memory=(i == 0),
+                        args.system,
+                        eps,
+                        s,
+                        X,
+                        y,
+                        data[f"train_{s}"],
+                        data[f"test_{s}"],
+                        meta,
+                        args.fbdt,
+                        measure_memory=(i == 0),
                     )
                 )
                 row["error"] = ""
@@ -202,8 +208,11 @@ def main() -> None:
                 row["error"] = f"{type(exc).__name__}: {exc}"[:300]
                 traceback.print_exc(file=sys.stderr)
             rows.append(row)
-            print(f"{args.system} {args.dataset} eps={eps} split={s} {row.get('auc')} {row['error'][:80]}",
-                  file=sys.stderr, flush=True)
+            print(
+                f"{args.system} {args.dataset} eps={eps} split={s} {row.get('auc')} {row['error'][:80]}",
+                file=sys.stderr,
+                flush=True,
+            )
     versions = {}
     for mod in ("sklearn", "diffprivlib", "interpret", "numba"):
         try:

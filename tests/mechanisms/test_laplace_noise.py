@@ -11,13 +11,14 @@ from privet.errors import InvalidParameterError
 from privet.mechanisms import laplace_noise
 
 
+@pytest.mark.parametrize("vectorised", [False, True])
 @pytest.mark.parametrize("discrete", [True, False])
-def test_its_noise_has_the_laplace_spread(discrete):
+def test_its_noise_has_the_laplace_spread(discrete, vectorised):
     """Variance 2 scale^2 (continuous) or 2 e^(-1/s) / (1 - e^(-1/s))^2 (discrete):
     within 6 standard errors of the sample variance over 20,000 draws (fails by chance
     far below 1e-6)."""
     scale = 3.0
-    x = laplace_noise((200, 100), scale, discrete=discrete)
+    x = laplace_noise((200, 100), scale, discrete=discrete, vectorised=vectorised)
     assert x.shape == (200, 100)
     if discrete:
         assert np.all(x == np.round(x))

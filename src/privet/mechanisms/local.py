@@ -476,8 +476,10 @@ class LocalLaplace(LocalMechanism):
     A record of ``dimension`` d values in [lower, upper] has L1 diameter
     d (upper - lower), so Laplace noise of scale d (upper - lower)(1 + 2^-30)/eps
     per value is epsilon-LDP (seed 004: Lap(2/eps) for one value in [-1, 1], eps/d
-    per attribute for d). Unbiased, variance 2 scale^2. Drawn by OpenDP's
-    hardened sampler (the slack pays for its rounding).
+    per attribute for d). Unbiased, variance 2 scale^2. Drawn on OpenDP's grid
+    with the exact vectorised sampler (:func:`privet.mechanisms._opendp.
+    laplace_float_vectorised`: the law of OpenDP's hardened sampler, 10-30x
+    faster; the slack pays for the rounding to the grid).
     """
 
     randomiser = "laplace"
@@ -496,7 +498,10 @@ class LocalLaplace(LocalMechanism):
         return np.full(np.shape(values), 2 * self.scale**2)
 
     def _perturb(self, arr: NDArray[np.float64]) -> NDArray[np.float64]:
-        return _opendp.laplace_float(arr, self.scale, self.sensitivity)
+        # each record (its ``dimension`` values) is one owner's release: its own grid
+        return _opendp.laplace_float_vectorised(
+            arr, self.scale, self.sensitivity, block=self.dimension
+        )
 
 
 # -------------------------------------------------------- randomised response

@@ -220,7 +220,9 @@ class ReferenceOps:
         the paper's float Gamma shares.
     aggregate : bool, default=False
         For simulations (the Sec. 4 benchmark): draw the sum of the K shares
-        directly, from OpenDP's Laplace samplers, instead of K shares per sum. The released sums have the same distribution (K Polya
+        directly, with the exact vectorised sampler (the law of OpenDP's Laplace,
+        :func:`privet.mechanisms.laplace_noise` with ``vectorised=True``), instead
+        of K shares per sum. The released sums have the same distribution (K Polya
         differences NB(1/K) sum to a difference of geometrics, the discrete
         Laplace; K Gamma(1/K) differences to a Laplace), at 2 draws per value
         instead of 2K and without a generator per sum. The estimator keeps the
@@ -282,7 +284,7 @@ class ReferenceOps:
                 )
         elif self.aggregate:  # the sum of the K shares, drawn directly (simulations)
             # NB(1/K) shares sum to a discrete Laplace(scale), Gamma(1/K) ones to a Laplace
-            noise = laplace_noise(shape, scale, discrete=self.discrete)
+            noise = laplace_noise(shape, scale, discrete=self.discrete, vectorised=True)
             total = np.asarray(local.sum(axis=0) + noise, dtype=float)
             self.releases[key] = total
             return total
