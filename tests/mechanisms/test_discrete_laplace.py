@@ -52,6 +52,21 @@ def test_the_exp_coin_is_bernoulli_exp_minus_u_over_t(u, t):
     assert stats.binomtest(int(coins.sum()), n, p).pvalue > ALPHA
 
 
+class _Scripted:
+    """A generator whose first ``integers`` call returns ``first``; later calls are random."""
+
+    def __init__(self, first):
+        self.first = np.asarray(first, dtype=np.int64)
+        self.rng = np.random.default_rng()
+        self.used = False
+
+    def integers(self, low, high, size=None, dtype=np.int64):
+        if not self.used:
+            self.used = True
+            return self.first.copy()
+        return self.rng.integers(low, high, size=size, dtype=dtype)
+
+
 def test_the_chain_stop_has_p_k_equal_k_minus_1_over_k_factorial():
     """The first j >= 2 whose Bernoulli(1/j) coin fails has P[K = k] = (k - 1) / k!:
     chi-square fit of 200,000 draws."""
@@ -65,18 +80,7 @@ def test_the_chain_stop_has_p_k_equal_k_minus_1_over_k_factorial():
 def test_the_chain_goes_on_past_twenty_with_fresh_coins():
     """R = 0 (the coins up to 20 all succeeded) continues from j = 21."""
 
-    class ZeroFirst:
-        def __init__(self):
-            self.rng = np.random.default_rng(0)
-            self.first = True
-
-        def integers(self, low, high, size=None, dtype=np.int64):
-            if self.first:
-                self.first = False
-                return np.zeros(size, dtype=dtype)
-            return self.rng.integers(low, high, size=size, dtype=dtype)
-
-    k = _discrete_laplace._inverse_chain_stop(3, ZeroFirst())
+    k = _discrete_laplace._inverse_chain_stop(3, _Scripted(np.zeros(3)))
     assert np.all(k >= 21)
 
 
@@ -175,21 +179,6 @@ def test_an_int64_overflow_of_the_noisy_value_is_an_error(monkeypatch):
     )
     with pytest.raises(PrivetError, match="overflowed"):
         _opendp.laplace_int_vectorised(np.full(3, 2**61, dtype=np.int64), 2.0)
-
-
-class _Scripted:
-    """A generator whose first ``integers`` call returns ``first``; later calls are random."""
-
-    def __init__(self, first):
-        self.first = np.asarray(first, dtype=np.int64)
-        self.rng = np.random.default_rng()
-        self.used = False
-
-    def integers(self, low, high, size=None, dtype=np.int64):
-        if not self.used:
-            self.used = True
-            return self.first.copy()
-        return self.rng.integers(low, high, size=size, dtype=dtype)
 
 
 def test_the_chain_thresholds_are_exact_at_every_boundary():
