@@ -33,6 +33,13 @@ def test_its_noise_has_the_laplace_spread(discrete, vectorised):
 @pytest.mark.parametrize(
     "shape, scale", [((2,), -1.0), ((2,), float("nan")), ((2,), "1"), ((-1,), 1.0), ((2,), True)]
 )
-def test_bad_input_is_one_privet_error(shape, scale):
+@pytest.mark.parametrize("vectorised", [False, True])
+def test_bad_input_is_one_privet_error(shape, scale, vectorised):
     with pytest.raises(InvalidParameterError, match="laplace_noise"):
-        laplace_noise(shape, scale, discrete=True)
+        laplace_noise(shape, scale, discrete=True, vectorised=vectorised)
+
+
+@pytest.mark.parametrize("vectorised", ["yes", 1, None])
+def test_vectorised_must_be_a_bool(vectorised):
+    with pytest.raises(InvalidParameterError, match="vectorised must be True or False"):
+        laplace_noise((2,), 1.0, discrete=True, vectorised=vectorised)

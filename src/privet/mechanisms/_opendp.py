@@ -240,6 +240,10 @@ def laplace_noise(
         raise InvalidParameterError(
             f"laplace_noise: shape must be non-negative integers, got {shape!r}."
         )
+    if not isinstance(vectorised, bool):
+        raise InvalidParameterError(
+            f"laplace_noise: vectorised must be True or False, got {vectorised!r}."
+        )
     if discrete:
         draw_int = laplace_int_vectorised if vectorised else laplace_int
         return draw_int(np.zeros(shape, dtype=np.int64), scale).astype(float)
