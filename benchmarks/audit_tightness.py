@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import itertools
 import json
 import math
 import os
@@ -340,7 +341,7 @@ def run_protocols(args: argparse.Namespace, schema: Any) -> list[dict[str, Any]]
     from privet.audits.learners.worst_case import count_pair
 
     rows = []
-    for backend in ("mpyc",):
+    for backend, depth in itertools.product(("mpyc",), args.protocol_depths):
         spec = LearnerSpec(
             name=f"secure_sum_id3 ({backend}, 3 parties)",
             title=f"SecureSumID3Classifier through {backend} (3 party processes over TCP)",
@@ -353,13 +354,20 @@ def run_protocols(args: argparse.Namespace, schema: Any) -> list[dict[str, Any]]
         n = 8 if args.quick else args.protocol_trials
         c0, w0 = _cpu(), time.perf_counter()
         r = protocol_release_test(
-            spec, count_pair(schema), epsilon=EPSILON, trials=n, confidence=CONFIDENCE, max_depth=1
+            spec,
+            count_pair(schema),
+            epsilon=EPSILON,
+            trials=n,
+            confidence=CONFIDENCE,
+            max_depth=depth,
+            n_jobs=args.protocol_jobs,
         )
         cpu, wall = _cpu() - c0, time.perf_counter() - w0
         rows.append(
             {
                 "learner": spec.name,
-                "max_depth": 1,
+                "max_depth": depth,
+                "n_jobs": args.protocol_jobs,
                 "rigorous": r.epsilon_lower,
                 "estimate": r.estimate,
                 "estimate_low": r.estimate_interval[0],
@@ -372,7 +380,7 @@ def run_protocols(args: argparse.Namespace, schema: Any) -> list[dict[str, Any]]
             }
         )
         print(
-            f"protocol {spec.name}: ≥ {_fmt(r.epsilon_lower)}, estimate {_fmt(r.estimate)}, "
+            f"protocol {spec.name} at depth {depth}: ≥ {_fmt(r.epsilon_lower)}, estimate {_fmt(r.estimate)}, "
             f"outcomes {r.outcomes}, wall {wall:.0f} s",
             flush=True,
         )
@@ -678,16 +686,17 @@ def _markdown(rows, zoo, false_fail, before, args, load, protocols=(), parts=())
             "*replay diverged*. CPU seconds count the host only (the parties are other "
             "processes): the wall time is the figure here.",
             "",
-            "| protocol | rigorous ≥ | estimate [95%] | the pair allows | trainings / side | "
-            "outcomes | wall s |",
-            "|---|---|---|---|---|---|---|",
+            "| protocol | depth | rigorous ≥ | estimate [95%] | the pair allows | "
+            "trainings / side | outcomes | trainings at once | wall s |",
+            "|---|---|---|---|---|---|---|---|---|",
         ]
         for r in protocols:
             lines.append(
-                f"| {r['learner']} | {_fmt(r['rigorous'])} | {_fmt(r['estimate'])} "
+                f"| {r['learner']} | {r['max_depth']} | {_fmt(r['rigorous'])} | "
+                f"{_fmt(r['estimate'])} "
                 f"[{_fmt(r['estimate_low'])}, {_fmt(r['estimate_high'])}] | "
                 f"{_fmt(r['pair_epsilon'])} | {r['trials_per_side']} | {r['outcomes']} | "
-                f"{r['wall_seconds']} |"
+                f"{r.get('n_jobs', 1)} | {r['wall_seconds']} |"
             )
     if false_fail:
         fails = sum(r["false_fail"] for r in false_fail)
@@ -737,6 +746,18 @@ def main() -> None:
     p.add_argument("--skip-false-fail", action="store_true")
     p.add_argument("--skip-protocols", action="store_true", help="no MPC party processes")
     p.add_argument("--protocol-trials", type=int, default=100, help="protocol runs per side")
+    p.add_argument(
+        "--protocol-depths",
+        type=lambda v: [int(d) for d in v.split(",")],
+        default=[1],
+        help="comma-separated tree depths of the protocol audit (default 1)",
+    )
+    p.add_argument(
+        "--protocol-jobs",
+        type=int,
+        default=1,
+        help="protocol trainings run at once (each starts its own 3 parties; default 1)",
+    )
     p.add_argument("--quick", action="store_true", help="small budgets, for a smoke run")
     p.add_argument("--no-one-run", action="store_true", help="skip the one-run audits")
     p.add_argument(
@@ -825,11 +846,16 @@ def merge(args: argparse.Namespace) -> None:
     rows = sorted(
         latest.values(), key=lambda r: order.get((r["learner"], r["max_depth"]), len(order))
     )
-    # the zoo, the false FAILs and the protocol audits: a later part's phase replaces an
-    # earlier part's whole phase (its rows are one experiment)
+    # the zoo and the false FAILs: a later part's phase replaces an earlier part's whole
+    # phase (its rows are one experiment)
     zoo = next((p["zoo"] for p in reversed(parts) if p["zoo"]), [])
     ff = next((p["false_fail"] for p in reversed(parts) if p["false_fail"]), [])
-    protocols = next((p["protocols"] for p in reversed(parts) if p["protocols"]), [])
+    # the protocol audits: one row per (protocol, depth), a later part's row replacing one
+    protocol_rows: dict[tuple[str, Any], dict] = {}
+    for p in parts:
+        for r in p["protocols"]:
+            protocol_rows[(r["learner"], r["max_depth"])] = r
+    protocols = sorted(protocol_rows.values(), key=lambda r: (r["learner"], r["max_depth"]))
     before = next((p["before"] for p in parts if p.get("before")), {})
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
