@@ -279,3 +279,38 @@ def test_guarantee_str():
     assert str(Guarantee(0.5)) == "ε=0.5"
     assert str(Guarantee(0.5, 1e-6)) == "ε=0.5, δ=1e-06"
     assert str(Guarantee.unbounded()) == "ε=∞"
+
+
+@pytest.mark.parametrize("delta", [1e-6, 1e-3, 1e-2])
+def test_a_plans_cost_at_a_delta_is_what_spent_proves_once_it_is_charged(delta):
+    """``plan_cost(plan, delta=)`` gives the plan's smallest epsilon within ``delta``, the
+    figure ``spent(delta=)`` reports after charging exactly the plan: here 8 Laplace counts
+    at 0.125 and 4 Gaussians, in a partition of 3 parts, and below the pure sum."""
+    led = Ledger(budget=Guarantee(100.0, 1e-3), relation="add_remove")
+    plan = PlanNode()
+    parts = plan.partition(3)
+    gauss = Gaussian(sigma=8.0, sensitivity=1.0)
+    for _ in range(8):
+        parts.charge(PureDP(epsilon=0.125), mechanism="laplace")
+    for _ in range(4):
+        parts.charge(gauss, mechanism="gaussian")
+    for part in led.root.partition(["a", "b", "c"]):
+        for _ in range(8):
+            part.charge(PureDP(epsilon=0.125), mechanism="laplace")
+        for _ in range(4):
+            part.charge(gauss, mechanism="gaussian")
+    planned = led.plan_cost(plan, delta=delta)
+    assert planned.delta <= delta
+    assert close_enough(planned.epsilon, led.spent(delta=delta).epsilon)
+    # one pure entry: at any delta no more than its epsilon, and its own epsilon at 0
+    assert led.plan_cost(PureDP(epsilon=0.5), delta=delta).epsilon <= 0.5
+    assert led.plan_cost(PureDP(epsilon=0.5), delta=0.0) == Guarantee(0.5)
+    assert led.plan_cost(Guarantee(0.3, 1e-9), delta=delta) == Guarantee(0.3, 1e-9)
+
+
+@pytest.mark.parametrize("bad", [-1e-3, 1.0, float("nan"), [0.01]])
+def test_plan_cost_refuses_a_delta_that_is_not_a_probability(bad):
+    led = Ledger(budget=Guarantee(1.0))
+    plan = PlanNode().charge(PureDP(epsilon=0.5), mechanism="laplace")
+    with pytest.raises(InvalidParameterError, match="delta"):
+        led.plan_cost(plan, delta=bad)

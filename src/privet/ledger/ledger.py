@@ -375,13 +375,31 @@ class Ledger(CheckedWrites):
                 max(0.0, self.budget.delta - used.delta),
             )
 
-    def plan_cost(self, plan: PlanNode | Guarantee | Entry | float) -> Guarantee:
-        """The guarantee the ledger proves for a plan, without charging it."""
-        if isinstance(plan, PlanNode):
-            return self._plan_bound(plan, self.budget.delta).guarantee
+    def plan_cost(
+        self, plan: PlanNode | Guarantee | Entry | float, *, delta: float | None = None
+    ) -> Guarantee:
+        """The guarantee the ledger proves for a plan, without charging it.
+
+        At the budget's delta; with ``delta``, the smallest epsilon the ledger proves for
+        a plan (or one entry) within that delta, as :meth:`spent` does for committed
+        charges. A bare :class:`Guarantee` is returned as it is.
+        """
         if isinstance(plan, Guarantee):
             return plan
-        return as_entry(plan).guarantee()
+        if delta is None:
+            if isinstance(plan, PlanNode):
+                return self._plan_bound(plan, self.budget.delta).guarantee
+            return as_entry(plan).guarantee()
+        delta = check_delta(delta)
+        if isinstance(plan, PlanNode):
+            node = plan
+            cost = plan.cost(self.relation, delta=self.budget.delta)
+            build = lambda: plan_pair(self.pld_composer, node)  # noqa: E731
+        else:
+            entry = as_entry(plan)
+            cost = Cost.of(entry)
+            build = lambda: self.pld_composer.entry(entry)  # noqa: E731
+        return self._with_pld(best_guarantee(cost, delta), build, delta, check=True).guarantee
 
     def _plan_bound(self, plan: PlanNode, delta: float) -> Bound:
         """The smallest bound of a plan at ``delta``: its cost's views, or its PLD."""
