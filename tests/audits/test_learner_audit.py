@@ -320,3 +320,51 @@ def test_audit_learner_refuses_bad_parallel_settings_before_training(car):
     for kw in ({"n_jobs": 0}, {"backend": "nope"}, {"random_state": -1}):
         with pytest.raises(InvalidParameterError, match=r"n_jobs|backend|random_state"):
             audit_learner(COIN, car, epsilon=1.0, trials=8, confidence=0.9, **kw)
+
+
+def test_the_proven_epsilon_is_the_plans_not_one_fits_charges(car):
+    """Secure-sum ID3 at depth 1 charges its root level (0.5) and, when its noisy counts
+    make the root a leaf (about one fit in eight on this pair), nothing more: such a fit's
+    ``privacy_spent_`` is 0.5. The learner as a mechanism is 1-DP (its plan), and an audit
+    over all its runs must compare with that, whatever the fit it read the ledger from.
+    120 fits: one charging only the root is missed with probability 0.87^120 < 1e-7."""
+    from privet.audits.learners import claimed_and_proven, resolve_learner
+    from privet.audits.learners.worst_case import worst_case_pair
+
+    spec = resolve_learner("secure_sum_id3")
+    pair = worst_case_pair(spec.make(epsilon=1.0, max_depth=1, schema=car.schema), car.schema)
+    realized, proven, curve = set(), set(), set()
+    for _ in range(120):
+        g = claimed_and_proven(spec, pair.X1, pair.y1, epsilon=1.0, max_depth=1, schema=car.schema)
+        realized.add(round(g.ledger.spent().epsilon, 9))
+        proven.add((round(g.proven_epsilon, 9), g.proven_delta))
+        curve.add(round(g.ledger.plan_cost(g.plan, delta=1e-3).epsilon, 9))
+    assert realized == {0.5, 1.0}  # some fits charged half the plan
+    assert proven == {(1.0, 0.0)}
+    assert len(curve) == 1 and 0.8 < curve.pop() < 0.9  # the plan's epsilon(1e-3), every fit
+
+
+def test_a_fit_that_charged_half_its_plan_proves_its_plan_in_the_mia_audit_too(car):
+    """The same effect on one model, as the membership-inference audit and
+    ``proven_guarantee`` read it: a secure-sum ID3 fit that stopped at the root has
+    ``privacy_spent_`` 0.5 and proves 1 (its plan). Up to 200 fits until one stops at
+    the root: none does with probability 0.87^200 < 1e-12."""
+    from privet.audits.learners import resolve_learner
+    from privet.audits.learners.registry import _unbounded_ledger
+    from privet.audits.learners.worst_case import worst_case_pair
+    from privet.audits.mia.signals import _model_info
+    from privet.learners._base import proven_guarantee
+    from privet.ledger import Guarantee
+
+    spec = resolve_learner("secure_sum_id3")
+    pair = worst_case_pair(spec.make(epsilon=1.0, max_depth=1, schema=car.schema), car.schema)
+    for _ in range(200):
+        model = spec.make(
+            epsilon=1.0, max_depth=1, schema=car.schema, ledger=_unbounded_ledger()
+        ).fit(pair.X1, pair.y1)
+        if model.privacy_spent_.epsilon < 0.75:
+            break
+    assert model.privacy_spent_ == Guarantee(0.5)
+    assert proven_guarantee(model) == Guarantee(1.0)
+    info = _model_info(model)
+    assert (info.proven_epsilon, info.proven_delta) == (1.0, 0.0)

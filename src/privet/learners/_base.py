@@ -517,14 +517,59 @@ def plan_depth(max_depth: int, schema: Schema | None) -> int:
     return min(max_depth, schema.n_features)
 
 
+def fitted_plan(model: Any) -> PrivacyPlan | None:
+    """The privacy plan a fitted ``model`` reserved: its ``privacy_plan`` at the epsilon
+    its fit ran at (``calibrated_epsilon_`` where the fit scaled it down), or None for a
+    model that has no plan or no schema."""
+    plan_of = getattr(model, "privacy_plan", None)
+    schema = getattr(model, "schema_", None)
+    if plan_of is None or schema is None:
+        return None
+    ran_at = getattr(model, "calibrated_epsilon_", None)
+    given = getattr(model, "epsilon", None)
+    try:
+        if ran_at is not None:
+            model.epsilon = ran_at
+        return plan_of(schema)  # type: ignore[no-any-return]
+    finally:
+        if ran_at is not None:
+            model.epsilon = given
+
+
+def proven_guarantee(model: Any) -> Guarantee | None:
+    """What the ledger proves for a fitted ``model`` as a mechanism, or None if it has no
+    ledger (a non-private model).
+
+    ``privacy_spent_`` is what this one fit charged. A learner whose later steps depend on
+    earlier noisy outputs charges less on some runs (secure-sum ID3 stops at the root when
+    its noisy counts say so, and never charges the next level), but the learner, as a
+    randomised algorithm, is only as private as its plan: what ``fit`` reserved before it
+    read the data. This is the larger of the two, the plan's at the delta of the charges
+    (its smallest epsilon within that delta).
+    """
+    spent = getattr(model, "privacy_spent_", None)
+    ledger = getattr(model, "ledger_", None)
+    if spent is None:
+        return None
+    plan = None if ledger is None else fitted_plan(model)
+    if plan is None:
+        return spent  # type: ignore[no-any-return]
+    cost = ledger.plan_cost(plan, delta=spent.delta)
+    if cost.epsilon > spent.epsilon:
+        return Guarantee(cost.epsilon, max(spent.delta, cost.delta))
+    return spent  # type: ignore[no-any-return]
+
+
 __all__ = [
     "BaseTreeClassifier",
     "PrivacyPlan",
     "PrivacyWarning",
     "PrivetError",
     "check_table",
+    "fitted_plan",
     "infer_schema",
     "plan_depth",
+    "proven_guarantee",
     "require_fitted",
 ]
 _ = Real

@@ -37,6 +37,7 @@ from numpy.typing import ArrayLike, NDArray
 from privet.audits.bounds import check_real
 from privet.audits.sampling import parallel
 from privet.errors import InvalidParameterError
+from privet.learners._base import proven_guarantee
 
 __all__ = [
     "DEFAULT_CLIP",
@@ -157,8 +158,9 @@ class ModelInfo:
     name : str
         Class name of the estimator.
     proven_epsilon, proven_delta : float
-        ``privacy_spent_`` as computed by the model's ledger; ``inf`` and 0 when
-        the model has no ledger (a non-private model).
+        What the model's ledger proves for it as a mechanism (its plan's cost, at
+        least ``privacy_spent_``: :func:`privet.learners._base.proven_guarantee`);
+        ``inf`` and 0 when the model has no ledger (a non-private model).
     claimed_epsilon : float or None
         ``privacy_claim_`` (the paper's claim), when the model records one.
     """
@@ -170,7 +172,7 @@ class ModelInfo:
 
 
 def _model_info(model: Any) -> ModelInfo:
-    spent = getattr(model, "privacy_spent_", None)
+    spent = proven_guarantee(model)
     claim = getattr(model, "privacy_claim_", None)
     return ModelInfo(
         name=type(model).__name__,
