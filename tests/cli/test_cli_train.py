@@ -43,6 +43,8 @@ def test_train_prints_the_plan_first_saves_the_model_and_charges_the_ledger(trai
     assert meta["learner"] == "DPID3Classifier" and meta["ledger"] == "budget.sqlite"
     assert meta["params"]["epsilon"] == 0.5 and not meta["secret_shared"]
     assert "test_accuracy" not in meta  # model.json describes the model; it may be published
+    # the model's guarantee as a mechanism (its plan), beside what this call charged
+    assert meta["privacy_guarantee"] == meta["privacy_spent"] == str(Guarantee(0.5))
 
     pred = privet("predict", "--model", "privet-model", "--data", "car.csv", "--out", "p.csv")
     assert pred.code == 0, pred.err

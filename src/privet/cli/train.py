@@ -38,6 +38,7 @@ from privet.cli._output import (
 )
 from privet.cli._scores import Score
 from privet.cli.learners import choose_learner
+from privet.learners._base import proven_guarantee
 
 __all__ = ["add_parser", "cmd_train", "parse_option"]
 
@@ -390,12 +391,16 @@ def cmd_train(args: argparse.Namespace) -> int:
             pred = est.predict(test[list(schema.feature_names)])
             score = Score.of(pred, test[schema.target.name].to_numpy())
         spent = getattr(est, "privacy_spent_", None)
+        # the model's guarantee as a mechanism: its plan's cost, which a run whose later
+        # steps depended on noisy outputs (and stopped early) can charge less than
+        guarantee = proven_guarantee(est)
         meta = {
             "dataset": dataset,
             "ledger": args.ledger,
             "data": str(Path(args.data).resolve()),
             "target": schema.target.name,
             "privacy_spent": None if spent is None else str(spent),
+            "privacy_guarantee": None if guarantee is None else str(guarantee),
             "plan": report,
         }
         files = save_model(est, args.out, meta)  # model.json: no figure of the held-out rows
@@ -417,6 +422,13 @@ def cmd_train(args: argparse.Namespace) -> int:
             )
             return 0
         _say(args, f"Trained; this call spent {spent}.")
+        if guarantee is not None and spent is not None and guarantee != spent:
+            _say(
+                args,
+                f"The model is {guarantee} as a mechanism (its plan): this run charged less "
+                "because a later step depended on noisy outputs (it stopped early). Report "
+                f"{guarantee} as the model's privacy; {spent} is what the budget was charged.",
+            )
         if score is not None:
             for line in score.lines(f"Held-out accuracy ({len(test)} rows)", EXACT_ACCURACY):
                 _say(args, line)
