@@ -126,3 +126,22 @@ def test_implicit_prediction_workload_equals_the_explicit_one() -> None:
     d = rng.integers(0, 5, size=(ens.n_cells, 3)).astype(float)
     implicit = mx.ImplicitPredictionWorkload(ens, q_leaves)
     assert np.array_equal(implicit.matmul(d), mx.prediction_workload(ens, q_leaves) @ d)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_implicit_prediction_workload_has_the_explicit_frobenius_norm(seed, monkeypatch) -> None:
+    """||W||_F^2 from the leaves' boxes equals that of the explicit W = Q T^T T (a
+    batch-prediction fit above the explicit limit needed it, and formed T to get it)."""
+    rng = np.random.default_rng(seed)
+    domain = (3, 4, 2, 3)
+    (ens,) = build_forest(domain, n_trees=5, max_depth=3, n_ensembles=1, max_features=4, rng=rng)
+    q_leaves = leaf_index(ens, np.column_stack([rng.integers(s, size=300) for s in ens.domain]))
+    explicit = mx.prediction_workload(ens, q_leaves)
+    implicit = mx.ImplicitPredictionWorkload(ens, q_leaves)
+    expected = explicit.multiply(explicit).sum()
+
+    def never(*_):
+        raise AssertionError("formed the explicit decision-path matrix")
+
+    monkeypatch.setattr(type(ens.paths), "to_sparse", never)  # 8.8 million cells at d_bar = 10
+    assert implicit.frobenius_sq() == pytest.approx(expected, rel=1e-12)

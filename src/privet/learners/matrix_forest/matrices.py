@@ -131,6 +131,7 @@ class ImplicitPredictionWorkload(Workload):
     def __init__(self, ensemble: Ensemble, query_leaves: NDArray[np.int64]) -> None:
         self.left = leaf_query_matrix(ensemble, query_leaves)
         self.paths = ensemble.paths
+        self.query_leaves = np.asarray(query_leaves, dtype=np.int64)
         self.shape = (int(self.left.shape[0]), ensemble.n_cells)
         self.domain = ensemble.domain
 
@@ -139,6 +140,23 @@ class ImplicitPredictionWorkload(Workload):
 
     def to_sparse(self) -> sparse.csr_matrix:
         return self.left @ self.paths.to_sparse()
+
+    def frobenius_sq(self) -> float:
+        """||W||_F^2 without forming W (or T): query i's row is the sum of its leaves'
+        rows of T, one per tree, so ||W||_F^2 = sum_i sum_{t, t'} |l_it & l_it'|, and two
+        leaves (conjunctions of "attribute = value") share no cell if they test one
+        attribute at different values, else the product of the domain sizes of the
+        attributes neither tests."""
+        values = self.paths.values
+        log_sizes = np.log(np.asarray(self.domain, dtype=float))
+        total = 0.0
+        for start in range(0, self.query_leaves.shape[0], 256):
+            v = values[self.query_leaves[start : start + 256]]  # (queries, trees, attributes)
+            a, b = v[:, :, None, :], v[:, None, :, :]
+            clash = ((a >= 0) & (b >= 0) & (a != b)).any(axis=-1)
+            shared = np.exp(((a < 0) & (b < 0)) @ log_sizes)
+            total += float(shared[~clash].sum())
+        return total
 
 
 # ------------------------------------------------------------------ strategies
