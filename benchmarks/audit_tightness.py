@@ -573,6 +573,8 @@ def _command(args: argparse.Namespace) -> str:
             continue
         if k == "phases" and v == ALL_PHASES:
             continue
+        if isinstance(v, list):
+            v = ",".join(map(str, v))
         flags.append(f"--{k.replace('_', '-')}" + ("" if v is True else f" {v}"))
     return "python benchmarks/audit_tightness.py " + " ".join(flags)
 
