@@ -264,7 +264,11 @@ def accuracy(args: argparse.Namespace) -> None:
             majority = float(np.mean(y_te == pd.Series(y_tr).mode()[0]))
             rows.append({**common, "method": "majority", "eps": np.nan, "trial": 0, "accuracy": majority})  # fmt: skip
             print(name, "split", s, f"{time.process_time() - t0:.0f} s CPU", flush=True)
-            pd.DataFrame(rows).to_csv(out, index=False)
+            frame = pd.DataFrame(rows)
+            if out.exists():  # keep an earlier run's rows of the datasets not run now
+                old = pd.read_csv(out)
+                frame = pd.concat([old[~old["dataset"].isin(args.datasets)], frame])
+            frame.to_csv(out, index=False)
 
 
 def main() -> None:

@@ -105,7 +105,7 @@ def run(args: argparse.Namespace) -> None:
             tr, te = train_test_split(np.arange(len(y)), test_size=test_size, random_state=s)
             Xtr, Xte, ytr, yte = X.iloc[tr], X.iloc[te], np.asarray(y)[tr], np.asarray(y)[te]
             for eps in eps_grid:
-                for method in methods:
+                for method in (m for m in methods if m in args.methods):
                     for trial in range(args.trials):
                         c0 = _cpu()
                         m = MatrixRandomForestClassifier(
@@ -123,8 +123,16 @@ def run(args: argparse.Namespace) -> None:
             rows.append(dict(dataset=name, split=s, method="majority", eps=np.nan, trial=0,
                              accuracy=majority, cpu_s=0.0))  # fmt: skip
             print(name, "split", s, flush=True)
-            pd.DataFrame(rows).to_csv(out, index=False)
+            _write_keeping_others(pd.DataFrame(rows), out, args.datasets)
     (RESULTS / "seed002_side_by_side_notes.txt").write_text("\n".join(notes) + "\n")
+
+
+def _write_keeping_others(df: pd.DataFrame, out: Path, datasets: list[str]) -> None:
+    """Write this run's rows, keeping an earlier run's rows of the datasets not run now."""
+    if out.exists():
+        old = pd.read_csv(out)
+        df = pd.concat([old[~old["dataset"].isin(datasets)], df], ignore_index=True)
+    df.to_csv(out, index=False)
 
 
 def report() -> None:
@@ -197,6 +205,7 @@ def main() -> None:
     p.add_argument("--datasets", nargs="*", default=list(CASES))
     p.add_argument("--splits", type=int, default=3)
     p.add_argument("--trials", type=int, default=2)
+    p.add_argument("--methods", nargs="*", default=list(METHODS), help="a subset of the methods")
     a = p.parse_args()
     RESULTS.mkdir(exist_ok=True)
     start = time.time()
