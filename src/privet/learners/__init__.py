@@ -10,7 +10,7 @@ packages never import each other, except the forests of seed 000 (App. D),
 which are built from the seed-000 trees. See ``docs/architecture.md``.
 """
 
-from privet.learners._base import PrivacyWarning
+from privet.learners._base import PrivacyWarning, proven_guarantee
 from privet.learners.dp_boosting import DPGradientBoostingClassifier
 from privet.learners.dp_id3 import DPID3Classifier
 from privet.learners.federated_cart import FederatedDPTreeClassifier
@@ -37,4 +37,5 @@ __all__ = [
     "PartialMPCID3Classifier",
     "PrivacyWarning",
     "SecureSumID3Classifier",
+    "proven_guarantee",
 ]

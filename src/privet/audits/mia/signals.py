@@ -159,7 +159,7 @@ class ModelInfo:
         Class name of the estimator.
     proven_epsilon, proven_delta : float
         What the model's ledger proves for it as a mechanism (its plan's cost, at
-        least ``privacy_spent_``: :func:`privet.learners._base.proven_guarantee`);
+        least ``privacy_spent_``: :func:`privet.learners.proven_guarantee`);
         ``inf`` and 0 when the model has no ledger (a non-private model).
     claimed_epsilon : float or None
         ``privacy_claim_`` (the paper's claim), when the model records one.
