@@ -368,18 +368,7 @@ def test_the_white_box_audit_runs_through_the_protocol_on_what_the_parties_open(
     """Three MPyC party processes open each level's noisy sums; replayed on the reference
     path of both datasets, every transcript is one the reference could have made. Two
     trainings run at once (each with its own parties and ports), two per joblib task."""
-    from privet.audits.learners.whitebox import protocol_release_test
-
-    r = protocol_release_test(
-        _secure_sum_mpyc(),
-        count_pair(car.schema, rows=40),
-        epsilon=1.0,
-        trials=4,
-        confidence=0.95,
-        max_depth=1,
-        n_jobs=2,
-        batch_size=2,
-    )
+    r = _protocol_audit(car, max_depth=1, n_jobs=2, batch_size=2)
     assert r.outcomes == {"ok": 8}, r.notes  # no transcript the reference cannot follow
     # the view of party 0 (its own noise share, then the sum less it), as the proof covers
     assert any("party 0's own noise share" in lab for lab in r.releases), r.releases
@@ -387,16 +376,20 @@ def test_the_white_box_audit_runs_through_the_protocol_on_what_the_parties_open(
     assert 0.9 < r.pair_epsilon <= 1.0 + 1e-9  # the canary moves the sums by what is charged
 
 
-def _secure_sum_mpyc():
+def _protocol_audit(car, **kw):
+    """Secure-sum ID3 through 3 MPyC parties, 4 trainings a side on Car's count pair."""
     from privet.audits.learners import LearnerBuilder, LearnerSpec
+    from privet.audits.learners.whitebox import protocol_release_test
 
-    return LearnerSpec(
+    spec = LearnerSpec(
         name="secure_sum_id3_mpyc",
         title="SecureSumID3Classifier through MPyC (3 parties)",
         build=LearnerBuilder("SecureSumID3Classifier", (("backend", "mpyc"), ("n_parties", 3))),
         path="mpc",
         slow=True,
     )
+    pair = count_pair(car.schema, rows=40)
+    return protocol_release_test(spec, pair, epsilon=1.0, trials=4, confidence=0.95, **kw)
 
 
 @pytest.mark.parametrize(
@@ -404,18 +397,8 @@ def _secure_sum_mpyc():
     [({"n_jobs": 0}, "n_jobs"), ({"batch_size": 0}, "batch_size"), ({"time_limit": -1.0}, "time")],
 )
 def test_the_protocol_audit_refuses_bad_scheduling_before_any_party_starts(car, bad, match):
-    from privet.audits.learners.whitebox import protocol_release_test
-
     with pytest.raises(InvalidParameterError, match=match):
-        protocol_release_test(
-            _secure_sum_mpyc(),
-            count_pair(car.schema, rows=40),
-            epsilon=1.0,
-            trials=4,
-            confidence=0.95,
-            max_depth=0,
-            **bad,
-        )
+        _protocol_audit(car, max_depth=0, **bad)
 
 
 def _audit_both_forms(car, name, learner):
