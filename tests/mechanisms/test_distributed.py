@@ -152,6 +152,20 @@ def test_residual_epsilon_inverts_the_curve() -> None:
         assert residual_delta(e * 0.99, a, 1.0) > d
 
 
+def test_residual_epsilon_at_a_huge_shift_does_not_overflow() -> None:
+    """A fuzz finding: epsilon = 702 over 2 parties (a shift of 702 noise scales) made the
+    bisection evaluate e^710, past a float. Where e^eps times the shifted mass passes e^700
+    it dwarfs the unshifted mass (at most 1), so that point's delta is 0."""
+    from privet.mechanisms import make_gamma_dlpa
+
+    e = residual_epsilon(1e-6, 0.5, 702.0)
+    assert 702.0 < e < 720.0
+    assert residual_delta(e, 0.5, 702.0) <= 1e-6 * (1 + 1e-6)
+    assert residual_delta(e * 0.999, 0.5, 702.0) > 1e-6
+    guarantee = make_gamma_dlpa(epsilon=702.0, parties=2, sensitivity=1.0).collusion_guarantee()
+    assert guarantee.epsilon == e
+
+
 def test_colluders_see_more_than_laplace(ledger: Ledger) -> None:
     """Four of five colluders: the residual noise is far from Laplace(1). The
     Clopper–Pearson lower bound exceeds the outsider's eps = 1, yet stays below

@@ -201,7 +201,11 @@ def _delta_at_shift(a: float, s: float, eps: float) -> float:
     y_star, z_star = -region[0], region[1]
     first = _mass(0.0, y_star, a) + _mass(0.0, z_star, a)
     second = _mass(s - z_star, s + y_star, a)
-    val = first - math.exp(eps) * second
+    if second <= 0.0:
+        val = first
+    else:  # e^eps * second in logs: past e^700 it dwarfs first (<= 1), and exp would overflow
+        log_term = eps + math.log(second)
+        val = first - math.exp(log_term) if log_term < 700.0 else -math.inf
     return min(1.0, max(0.0, val) + _ROOT_TOL)
 
 
