@@ -817,7 +817,10 @@ def protocol_release_test(
     are independent: ``n_jobs``, ``backend`` and ``batch_size`` spread them over
     workers as in :func:`release_test` (default: one after another). Most of a
     training's cost is its parties starting up; with ``n_jobs=2`` on two cores
-    the wall time about halves.
+    the wall time about halves. ``time_limit`` is checked between batches (20
+    trainings at most by default): a batch started before the limit runs to its end,
+    and with ``n_jobs > 1`` the batches already running when it passes are dropped
+    (each party process stops when the worker that launched it ends).
     """
     spec = resolve_learner(learner)
     reference = _reference_spec(spec)
