@@ -239,7 +239,6 @@ def test_held_out_rows_come_from_secret_coins_at_the_asked_rate():
     assert not held_out_rows(n, None).any()
 
 
-
 def test_audit_model_is_white_box_and_refuses_private_rows_on_a_budget(trained):
     """The model's own epsilon is the claim; an audit on its rows would be a non-private
     release, which its budgeted ledger refuses without charging anything."""
