@@ -579,6 +579,19 @@ def _command(args: argparse.Namespace) -> str:
     return "python benchmarks/audit_tightness.py " + " ".join(flags)
 
 
+def _section(title: str, text: str, columns: list[str]) -> list[str]:
+    """A page section's lines: its heading, its text and its table's header."""
+    return [
+        "",
+        f"## {title}",
+        "",
+        text,
+        "",
+        "| " + " | ".join(columns) + " |",
+        "|" + "---|" * len(columns),
+    ]
+
+
 def _row_budget(r: dict[str, Any]) -> float | None:
     """The CPU budget of the row's audit: rows written before ``budget_factor`` was
     stored hold the run's ``--cpu-budget``, to be multiplied by the learner's factor."""
@@ -657,10 +670,8 @@ def _markdown(rows, zoo, false_fail, before, args, load, protocols=(), parts=())
     profiled = [r for r in rows if r.get("profile")]
     if profiled:
         deltas = [e["delta"] for e in profiled[0]["profile"]]
-        lines += [
-            "",
-            "## The ledger's whole curve: epsilon(delta) where the trainings can see it",
-            "",
+        lines += _section(
+            "The ledger's whole curve: epsilon(delta) where the trainings can see it",
             "The ledger proves more than a pure epsilon: its PLD accountant gives the "
             "smallest epsilon(delta) at every delta, and a learner's release can be tight "
             "at one delta and not at another. A pure-DP learner whose privacy loss is a sum "
@@ -668,7 +679,9 @@ def _markdown(rows, zoo, false_fail, before, args, load, protocols=(), parts=())
             "reaches its pure epsilon only when every term moves together, on transcripts "
             "far too rare for any number of trainings here; epsilon(delta) at the deltas "
             "below is reached on events a few thousand trainings see. Each cell: the "
-            "ledger's epsilon(delta) for one fit / the rigorous bound of the hypothesis "
+            "ledger's epsilon(delta) for the learner (its plan's, not one fit's charges: a "
+            "learner whose later steps depend on earlier noisy outputs charges less on some "
+            "fits) / the rigorous bound of the hypothesis "
             "(epsilon, delta) from the same trainings' statistics (threshold chosen on a "
             "quarter of them at that delta) / their ratio. The deltas were fixed for what "
             "tens of thousands of trainings can see (an event's probability well above "
@@ -676,12 +689,9 @@ def _markdown(rows, zoo, false_fail, before, args, load, protocols=(), parts=())
             "ID3 at the root, the disjoint forest) and before the others were measured. "
             "`--profile-of DIR` adds this to an earlier run's rows from its saved "
             "statistics.",
-            "",
-            "| learner | depth | pure: proven / rigorous | "
-            + " | ".join(f"δ = {d:g}: ledger ε(δ) / rigorous ≥ / ratio" for d in deltas)
-            + " |",
-            "|---|---|---|" + "---|" * len(deltas),
-        ]
+            ["learner", "depth", "pure: proven / rigorous"]
+            + [f"δ = {d:g}: ledger ε(δ) / rigorous ≥ / ratio" for d in deltas],
+        )
         for r in profiled:
             cells = [
                 f"{_fmt(e['proven'])} / {_fmt(e['rigorous'])} / "
@@ -695,10 +705,8 @@ def _markdown(rows, zoo, false_fail, before, args, load, protocols=(), parts=())
     ceilinged = [r for r in rows if r.get("ceiling")]
     if ceilinged:
         factors = [c["factor"] for c in ceilinged[0]["ceiling"]]
-        lines += [
-            "",
-            "## How far more trainings would go (an estimate)",
-            "",
+        lines += _section(
+            "How far more trainings would go (an estimate)",
             "For each row with saved statistics: the best bound a threshold test on the "
             "exact likelihood ratio would show with f times the row's trainings, estimated "
             "from those trainings (the privacy loss's law as observed, the best threshold "
@@ -712,12 +720,10 @@ def _markdown(rows, zoo, false_fail, before, args, load, protocols=(), parts=())
             "last columns: the multiple of the trainings at which the estimate first "
             "reaches 0.8 x proven, and the CPU that would take at the row's cost per "
             "training. `--profile-of DIR` adds this from saved statistics.",
-            "",
-            "| learner | depth | proven ε | rigorous ≥ (trainings / side) | "
-            + " | ".join(f"{f}x" for f in factors)
-            + " | 0.8 x proven at | CPU s for that |",
-            "|---|---|---|---|" + "---|" * len(factors) + "---|---|",
-        ]
+            ["learner", "depth", "proven ε", "rigorous ≥ (trainings / side)"]
+            + [f"{f}x" for f in factors]
+            + ["0.8 x proven at", "CPU s for that"],
+        )
         for r in ceilinged:
             target = 0.8 * r["proven_epsilon"]
             reach = next((c for c in r["ceiling"] if c["bound"] >= target), None)

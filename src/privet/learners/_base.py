@@ -544,20 +544,22 @@ def proven_guarantee(model: Any) -> Guarantee | None:
     earlier noisy outputs charges less on some runs (secure-sum ID3 stops at the root when
     its noisy counts say so, and never charges the next level), but the learner, as a
     randomised algorithm, is only as private as its plan: what ``fit`` reserved before it
-    read the data. This is the larger of the two, the plan's at the delta of the charges
-    (its smallest epsilon within that delta).
+    read the data. This is the larger of the two (:func:`planned_guarantee`).
     """
-    spent = getattr(model, "privacy_spent_", None)
     ledger = getattr(model, "ledger_", None)
-    if spent is None:
-        return None
     plan = None if ledger is None else fitted_plan(model)
-    if plan is None:
-        return spent  # type: ignore[no-any-return]
+    return planned_guarantee(getattr(model, "privacy_spent_", None), ledger, plan)
+
+
+def planned_guarantee(spent: Guarantee | None, ledger: Any, plan: Any) -> Guarantee | None:
+    """The larger of what a fit charged (``spent``) and its ``plan``'s cost on ``ledger``,
+    the plan's at the delta of the charges (its smallest epsilon within that delta)."""
+    if spent is None or plan is None or ledger is None:
+        return spent
     cost = ledger.plan_cost(plan, delta=spent.delta)
     if cost.epsilon > spent.epsilon:
         return Guarantee(cost.epsilon, max(spent.delta, cost.delta))
-    return spent  # type: ignore[no-any-return]
+    return spent
 
 
 __all__ = [
@@ -569,6 +571,7 @@ __all__ = [
     "fitted_plan",
     "infer_schema",
     "plan_depth",
+    "planned_guarantee",
     "proven_guarantee",
     "require_fitted",
 ]

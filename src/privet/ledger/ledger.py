@@ -386,26 +386,27 @@ class Ledger(CheckedWrites):
         """
         if isinstance(plan, Guarantee):
             return plan
-        if delta is None:
-            if isinstance(plan, PlanNode):
-                return self._plan_bound(plan, self.budget.delta).guarantee
-            return as_entry(plan).guarantee()
-        delta = check_delta(delta)
+        if delta is not None:
+            delta = check_delta(delta)
         if isinstance(plan, PlanNode):
-            node = plan
-            cost = plan.cost(self.relation, delta=self.budget.delta)
-            build = lambda: plan_pair(self.pld_composer, node)  # noqa: E731
-        else:
-            entry = as_entry(plan)
-            cost = Cost.of(entry)
-            build = lambda: self.pld_composer.entry(entry)  # noqa: E731
-        return self._with_pld(best_guarantee(cost, delta), build, delta, check=True).guarantee
+            if delta is None:
+                return self._plan_bound(plan, self.budget.delta).guarantee
+            return self._plan_bound(plan, delta, smallest=True).guarantee
+        entry = as_entry(plan)
+        if delta is None:
+            return entry.guarantee()
+        bound = best_guarantee(Cost.of(entry), delta)
+        return self._with_pld(
+            bound, lambda: self.pld_composer.entry(entry), delta, check=True
+        ).guarantee
 
-    def _plan_bound(self, plan: PlanNode, delta: float) -> Bound:
-        """The smallest bound of a plan at ``delta``: its cost's views, or its PLD."""
+    def _plan_bound(self, plan: PlanNode, delta: float, *, smallest: bool = False) -> Bound:
+        """The smallest bound of a plan at ``delta``: its cost's views, or its PLD. With
+        ``smallest``, the smallest epsilon wins even where it spends more delta."""
         cost = plan.cost(self.relation, delta=self.budget.delta)
         bound = best_guarantee(cost, delta)
-        return self._with_pld(bound, lambda: plan_pair(self.pld_composer, plan), delta)
+        build = lambda: plan_pair(self.pld_composer, plan)  # noqa: E731
+        return self._with_pld(bound, build, delta, check=smallest)
 
     def _plan_pld(self, plan: PlanNode | Guarantee | Entry | float) -> tuple[bytes, PLDPair] | None:
         """The plan's PLD (digest, pair), held by its reservation while it charges nothing."""

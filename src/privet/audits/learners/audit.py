@@ -49,7 +49,7 @@ from privet.audits.learners.worst_case import (
 from privet.audits.one_run import OneRunAuditResult
 from privet.audits.sampling import check_seed, parallel
 from privet.errors import InvalidParameterError
-from privet.learners._base import fitted_plan, proven_guarantee
+from privet.learners._base import fitted_plan, planned_guarantee
 
 __all__ = [
     "Guarantees",
@@ -380,9 +380,9 @@ def claimed_and_proven(
     spent = getattr(model, "privacy_spent_", None)
     claim = getattr(model, "privacy_claim_", None)
     fit_ledger = getattr(model, "ledger_", None)
-    guarantee = proven_guarantee(model)
-    proven = (math.inf, 0.0) if guarantee is None else (guarantee.epsilon, guarantee.delta)
     plan = None if spent is None or fit_ledger is None else fitted_plan(model)
+    guarantee = planned_guarantee(spent, fit_ledger, plan)
+    proven = (math.inf, 0.0) if guarantee is None else (guarantee.epsilon, guarantee.delta)
     claimed = None if claim is None else float(claim.epsilon)
     if claimed is not None and math.isinf(claimed):
         claimed = None
