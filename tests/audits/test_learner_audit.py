@@ -368,3 +368,20 @@ def test_a_fit_that_charged_half_its_plan_proves_its_plan_in_the_mia_audit_too(c
     assert proven_guarantee(model) == Guarantee(1.0)
     info = _model_info(model)
     assert (info.proven_epsilon, info.proven_delta) == (1.0, 0.0)
+
+
+def test_proven_guarantee_refuses_what_is_not_a_fitted_estimator(car):
+    """One privet error for a non-estimator and for an unfitted learner (never None, which
+    would read as 'a non-private model'); a fitted non-private model proves nothing."""
+    from privet.errors import NotFittedError
+    from privet.learners import DPID3Classifier, ID3Classifier, proven_guarantee
+    from privet.ledger import Guarantee, Ledger
+
+    with pytest.raises(InvalidParameterError, match="fitted estimator"):
+        proven_guarantee("DPID3Classifier")
+    with pytest.raises(NotFittedError, match="not fitted"):
+        proven_guarantee(DPID3Classifier(epsilon=1.0, schema=car.schema))
+    assert proven_guarantee(ID3Classifier(max_depth=1, schema=car.schema).fit(car.X, car.y)) is None
+    led = Ledger(budget=Guarantee(1.0))
+    model = DPID3Classifier(epsilon=1.0, max_depth=1, schema=car.schema, ledger=led)
+    assert proven_guarantee(model.fit(car.X, car.y)) == Guarantee(1.0)

@@ -546,6 +546,13 @@ def proven_guarantee(model: Any) -> Guarantee | None:
     randomised algorithm, is only as private as its plan: what ``fit`` reserved before it
     read the data. This is the larger of the two (:func:`planned_guarantee`).
     """
+    if not hasattr(model, "fit"):
+        raise InvalidParameterError(
+            f"proven_guarantee takes a fitted estimator (a privet learner after fit), got "
+            f"{type(model).__name__}."
+        )
+    if not hasattr(model, "privacy_spent_"):
+        require_fitted(model, "classes_")  # unfitted: say so; fitted: a non-private model
     ledger = getattr(model, "ledger_", None)
     plan = None if ledger is None else fitted_plan(model)
     return planned_guarantee(getattr(model, "privacy_spent_", None), ledger, plan)
