@@ -368,6 +368,26 @@ def test_a_fit_that_charged_half_its_plan_proves_its_plan_in_the_mia_audit_too(c
     assert proven_guarantee(model) == Guarantee(1.0)
     info = _model_info(model)
     assert (info.proven_epsilon, info.proven_delta) == (1.0, 0.0)
+    # the plan is the one fit reserved, whatever the parameters say now
+    model.set_params(epsilon=0.25, max_depth=3)
+    assert proven_guarantee(model) == Guarantee(1.0)
+
+
+def test_proven_guarantee_is_the_fit_s_after_set_params_and_pickling(car):
+    """DP boosting reserves a plan at the noise it calibrated; ``set_params`` after ``fit``
+    (a larger epsilon, more trees) changes neither the plan nor the model's guarantee, and
+    a pickled model keeps both."""
+    import pickle
+
+    from privet.learners import DPGradientBoostingClassifier, proven_guarantee
+
+    model = DPGradientBoostingClassifier(epsilon=1.0, n_estimators=2, schema=car.schema)
+    model.fit(car.X, car.y)
+    before = proven_guarantee(model)
+    assert before.epsilon == pytest.approx(1.0, rel=1e-6) and before.delta == 1e-5
+    model.set_params(epsilon=3.0, n_estimators=8)
+    assert proven_guarantee(model) == before
+    assert proven_guarantee(pickle.loads(pickle.dumps(model))) == before
 
 
 def test_proven_guarantee_refuses_what_is_not_a_fitted_estimator(car):

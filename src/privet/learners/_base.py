@@ -335,6 +335,7 @@ class BaseTreeClassifier(ClassifierMixin, BaseEstimator):
                 self._train(scope, codes, y_codes)
         self._fitted_common(self.schema_)
         self.privacy_spent_ = res.used()
+        self.privacy_plan_ = plan
         self.privacy_claim_ = plan.claim
         return self
 
@@ -518,22 +519,13 @@ def plan_depth(max_depth: int, schema: Schema | None) -> int:
 
 
 def fitted_plan(model: Any) -> PrivacyPlan | None:
-    """The privacy plan a fitted ``model`` reserved: its ``privacy_plan`` at the epsilon
-    its fit ran at (``calibrated_epsilon_`` where the fit scaled it down), or None for a
-    model that has no plan or no schema."""
-    plan_of = getattr(model, "privacy_plan", None)
-    schema = getattr(model, "schema_", None)
-    if plan_of is None or schema is None:
-        return None
-    ran_at = getattr(model, "calibrated_epsilon_", None)
-    given = getattr(model, "epsilon", None)
-    try:
-        if ran_at is not None:
-            model.epsilon = ran_at
-        return plan_of(schema)  # type: ignore[no-any-return]
-    finally:
-        if ran_at is not None:
-            model.epsilon = given
+    """The privacy plan a fitted ``model`` reserved (``privacy_plan_``, kept by ``fit``
+    as it reserved it: at the calibrated epsilon, with the noise the fit drew at), or
+    None for a model that reserved none.
+
+    Read from the fit, never rebuilt from the parameters: ``set_params`` after ``fit``
+    changes what ``privacy_plan`` would return, not what the fit was."""
+    return getattr(model, "privacy_plan_", None)
 
 
 def proven_guarantee(model: Any) -> Guarantee | None:

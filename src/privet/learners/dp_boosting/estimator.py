@@ -95,6 +95,9 @@ class DPGradientBoostingClassifier(BaseTreeClassifier):
     ledger_ : Ledger
     privacy_spent_ : Guarantee
         What the ledger proves for this fit.
+    privacy_plan_ : PrivacyPlan
+        The plan ``fit`` reserved before it read the data; the model's
+        guarantee as a mechanism is its cost (:func:`privet.learners.proven_guarantee`).
     classes_, schema_, n_features_in_
 
     Notes
@@ -327,6 +330,7 @@ class DPGradientBoostingClassifier(BaseTreeClassifier):
         self.n_estimators_ = len(self.trees_)
         self.noise_disabled_for_tests_ = not noise_enabled()
         self.privacy_spent_ = res.used()
+        self.privacy_plan_ = plan
         return self
 
     # -- predict -------------------------------------------------------------------

@@ -85,6 +85,9 @@ class DPID3Classifier(BaseTreeClassifier):
     ledger_ : Ledger
     privacy_spent_ : Guarantee
         What the ledger proves for this fit.
+    privacy_plan_ : PrivacyPlan
+        The plan ``fit`` reserved before it read the data; the model's
+        guarantee as a mechanism is its cost (:func:`privet.learners.proven_guarantee`).
     classes_, schema_, n_features_in_
 
     Notes

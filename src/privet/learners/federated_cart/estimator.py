@@ -119,6 +119,9 @@ class FederatedDPTreeClassifier(BaseTreeClassifier):
     ledger_ : Ledger
     privacy_spent_ : Guarantee
         What the ledger proves for this fit.
+    privacy_plan_ : PrivacyPlan
+        The plan ``fit`` reserved before it read the data; the model's
+        guarantee as a mechanism is its cost (:func:`privet.learners.proven_guarantee`).
     privacy_claim_ : Claim
     n_owners_ : int
     classes_, schema_, n_features_in_
@@ -480,6 +483,7 @@ class FederatedDPTreeClassifier(BaseTreeClassifier):
         self.n_features_in_ = schema.n_features
         self.n_owners_ = params.parties
         self.privacy_spent_ = res.used()
+        self.privacy_plan_ = plan
         self.privacy_claim_ = plan.claim
         return self
 

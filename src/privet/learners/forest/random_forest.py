@@ -118,6 +118,9 @@ class DPRandomForestClassifier(_BaseDPForest):
     ledger_ : Ledger
     privacy_spent_ : Guarantee
         What the ledger proves for the forest.
+    privacy_plan_ : PrivacyPlan
+        The plan ``fit`` reserved before it read the data; the model's
+        guarantee as a mechanism is its cost (:func:`privet.learners.proven_guarantee`).
     calibrated_epsilon_ : float
         Each tree's epsilon in the fit: ``epsilon``, or less where one tree's
         plan cost more on the ledger's relation.

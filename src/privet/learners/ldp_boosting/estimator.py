@@ -447,6 +447,7 @@ class LDPBoostingClassifier(ClassifierMixin, BaseEstimator):
         self.classes_ = np.asarray(schema.classes)
         self.n_features_in_ = schema.n_features
         self.privacy_spent_ = res.used()
+        self.privacy_plan_ = plan
         self.privacy_claim_ = plan.claim
         return self
 

@@ -119,6 +119,9 @@ class MatrixRandomForestClassifier(BaseTreeClassifier):
         What the ledger proves for this model's charges: the fit's, and in
         ``prediction`` mode also every batch of predictions so far (not the
         charges of other fits on the same ledger).
+    privacy_plan_ : PrivacyPlan
+        The plan ``fit`` reserved before it read the data; the model's
+        guarantee as a mechanism is its cost (:func:`privet.learners.proven_guarantee`).
     holds_private_data_ : bool
         True in ``batch_prediction`` and ``subsample_aggregate`` modes: the model
         keeps the exact leaf counts its predictions release with noise.
@@ -309,6 +312,7 @@ class MatrixRandomForestClassifier(BaseTreeClassifier):
         self.timings_ = timings
         self._spending = [res]  # this model's reservations: the fit, then prediction batches
         self.privacy_spent_ = res.used()
+        self.privacy_plan_ = plan
         self.privacy_claim_ = plan.claim
         return self
 

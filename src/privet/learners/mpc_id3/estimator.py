@@ -83,6 +83,9 @@ class MPCID3Classifier(BaseTreeClassifier):
     ledger_ : Ledger
     privacy_spent_ : Guarantee
         Infinite: nothing here is differentially private.
+    privacy_plan_ : PrivacyPlan
+        The plan ``fit`` reserved before it read the data; the model's
+        guarantee as a mechanism is its cost (:func:`privet.learners.proven_guarantee`).
     classes_, schema_, n_features_in_
 
     See Also
@@ -207,6 +210,7 @@ class MPCID3Classifier(BaseTreeClassifier):
         self.mpc_stats_ = run.stats
         self.mpc_reveals_ = run.reveals
         self.privacy_spent_ = res.used()
+        self.privacy_plan_ = plan
         return self
 
     def _charge_openings(self, scope: Scope, nodes: dict[tuple[int, ...], dict]) -> None:

@@ -130,6 +130,9 @@ class ObliviousID3Classifier(BaseTreeClassifier):
     ledger_ : Ledger
     privacy_spent_ : Guarantee
         What the ledger proves for this fit: infinite for ``split="exact"``.
+    privacy_plan_ : PrivacyPlan
+        The plan ``fit`` reserved before it read the data; the model's
+        guarantee as a mechanism is its cost (:func:`privet.learners.proven_guarantee`).
     privacy_claim_ : Claim
         What the paper claims: epsilon-DP.
     classes_, schema_, n_features_in_

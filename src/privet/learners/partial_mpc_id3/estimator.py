@@ -147,6 +147,9 @@ class PartialMPCID3Classifier(BaseTreeClassifier):
     ledger_ : Ledger
     privacy_spent_ : Guarantee
         What the ledger proves for the charges of this fit.
+    privacy_plan_ : PrivacyPlan
+        The plan ``fit`` reserved before it read the data; the model's
+        guarantee as a mechanism is its cost (:func:`privet.learners.proven_guarantee`).
     privacy_claim_ : Claim
         What the paper claims (epsilon-DP).
     classes_, schema_, n_features_in_

@@ -427,6 +427,7 @@ class SecureSumID3Classifier(BaseTreeClassifier):
                 self._fit_reserved_run(X, y, parties, datasets, entries, field, scope)
         self._fitted_common(self.schema_)
         self.privacy_spent_ = res.used()
+        self.privacy_plan_ = plan
         self.privacy_claim_ = plan.claim
         return self
 
