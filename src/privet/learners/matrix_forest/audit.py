@@ -10,7 +10,12 @@ AUDIT_CONFIGURATIONS = (
         "short_name": "matrixforest",
         "title": "MatrixRandomForestClassifier(16 trees, batch training) (seed 002)",
         "note": "matrix mechanism on the leaf counts: claimed = proven",
-        "options": {"n_trees": 16},
+        # The trees' shapes and the strategy's optimisation use only ``random_state``, public
+        # randomness the guarantee holds for whatever its value (the records are dealt and
+        # the noise drawn from the privacy RNG): fixed here, every training reuses one
+        # optimised strategy (0.1 CPU s a training, was 0.8), and the audit measures the
+        # mechanism at that public structure.
+        "options": {"n_trees": 16, "random_state": 0},
         "order": 80,
     },
 )
