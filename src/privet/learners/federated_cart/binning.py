@@ -124,6 +124,7 @@ def bin_frame(schema: Schema, fmap: FeatureMap, frame: object) -> np.ndarray:
     assert isinstance(frame, pd.DataFrame)
     n = len(frame)
     out = np.empty((n, fmap.n_features), dtype=np.int64)
+    codes_of: dict[int, np.ndarray] = {}  # one coding per attribute, not per one-hot feature
     for j in range(fmap.n_features):
         attr = schema.attributes[int(fmap.attribute[j])]
         col = frame[attr.name]
@@ -134,9 +135,12 @@ def bin_frame(schema: Schema, fmap: FeatureMap, frame: object) -> np.ndarray:
             out[:, j] = np.clip(idx, 0, b - 1)
         else:
             assert isinstance(attr, Categorical)
-            codes = np.asarray(
-                pd.Categorical(col, categories=list(attr.categories)).codes, dtype=np.int64
-            )
+            a = int(fmap.attribute[j])
+            if a not in codes_of:
+                codes_of[a] = np.asarray(
+                    pd.Categorical(col, categories=list(attr.categories)).codes, dtype=np.int64
+                )
+            codes = codes_of[a]
             if int(fmap.category[j]) == -2:  # ordinal: the category code is the bin
                 out[:, j] = codes
             else:
