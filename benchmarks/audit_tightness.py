@@ -886,8 +886,8 @@ def main() -> None:
     )
     p.add_argument(
         "--merge",
-        help="comma-separated results directories of earlier runs: write one page from them "
-        "(nothing is run)",
+        help="comma-separated results directories of earlier runs (or of an earlier merged "
+        "page, to add runs to it): write one page from them (nothing is run)",
     )
     p.add_argument(
         "--profile-of",
@@ -972,8 +972,16 @@ def merge(args: argparse.Namespace) -> None:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     stem = "audit_tightness"
-    extra = {"parts": [{k: p.get(k) for k in ("command", "load", "reduced")} for p in parts]}
-    md = _markdown(rows, zoo, ff, before, args, "", protocols, parts=parts)
+    # a directory may hold an earlier merged page: its runs are listed, not the page
+    runs = [
+        run
+        for p in parts
+        for run in (
+            p["parts"] if "parts" in p else [{k: p.get(k) for k in ("command", "load", "reduced")}]
+        )
+    ]
+    extra = {"parts": runs}
+    md = _markdown(rows, zoo, ff, before, args, "", protocols, parts=runs)
     _write_results(out, stem, rows, zoo, ff, protocols, before, extra, md)
     print(f"wrote {out / stem}.* from {len(parts)} runs")
 
