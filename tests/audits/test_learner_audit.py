@@ -405,3 +405,14 @@ def test_proven_guarantee_refuses_what_is_not_a_fitted_estimator(car):
     led = Ledger(budget=Guarantee(1.0))
     model = DPID3Classifier(epsilon=1.0, max_depth=1, schema=car.schema, ledger=led)
     assert proven_guarantee(model.fit(car.X, car.y)) == Guarantee(1.0)
+
+
+def test_the_protocol_audit_wrapper_keeps_the_plan_its_learner_reserved(tennis):
+    """The protocol audit's wrapper (MPyC's one-party runtime) passes on the plan its
+    learner reserved, so an audit of it compares with the plan, not only the charges."""
+    from privet.audits.learners import resolve_learner
+    from privet.learners._base import fitted_plan
+
+    spec = resolve_learner("oblivious_id3_exact_local")
+    model = spec.make(epsilon=1.0, max_depth=1, schema=tennis.schema).fit(tennis.X, tennis.y)
+    assert fitted_plan(model) is model._learner_.privacy_plan_ is not None

@@ -92,7 +92,7 @@ class ProtocolObliviousID3:
     def fit(self, X: Any, y: Any) -> ProtocolObliviousID3:
         """Train through the learner's own protocol path (plan, reservation, replayed charges)."""
         learner = self._learner().fit(X, y)
-        for name in ("model_", "schema_", "classes_", "ledger_", "privacy_spent_"):
+        for name in ("model_", "schema_", "classes_", "ledger_", "privacy_spent_", "privacy_plan_"):
             setattr(self, name, getattr(learner, name))
         self.privacy_claim_ = learner.privacy_claim_
         self._learner_ = learner
