@@ -306,7 +306,7 @@ class MatrixRandomForestClassifier(BaseTreeClassifier):
                 timings["optimisation"] = time.perf_counter() - start
             start = time.perf_counter()
             codes, y_codes = self._prepare(X, y)  # reads private values
-            self._fit_mode(scope, codes, y_codes, rng)
+            self._fit_mode(scope, codes, y_codes)  # private draws: the privacy RNG only
             timings["training"] = time.perf_counter() - start
         self._fitted_common(schema)
         self.timings_ = timings
@@ -324,9 +324,7 @@ class MatrixRandomForestClassifier(BaseTreeClassifier):
         self.strategies_[i] = {"chosen": chosen, "squared_errors": errors, "seconds": seconds}
         return a
 
-    def _fit_mode(
-        self, scope: Any, codes: np.ndarray, y: np.ndarray, rng: np.random.Generator
-    ) -> None:
+    def _fit_mode(self, scope: Any, codes: np.ndarray, y: np.ndarray) -> None:
         k = self.schema_.n_classes
         q = len(self.ensembles_)
         eps_i = float(self.epsilon) / q
