@@ -486,6 +486,7 @@ def run_learner_zoo(
     confidence: float = 0.95,
     epsilon: float = 1.0,
     correct: bool = True,
+    correct_confidence: float | None = None,
     n_jobs: int | None = None,
     random_state: int | None = 0,
 ) -> list[LearnerZooResult]:
@@ -493,7 +494,10 @@ def run_learner_zoo(
 
     ``trials``: trainings per side, ``"ci"`` or ``"benchmark"`` (each entry's
     own count). The verdict compares each bound with the epsilon the learner's
-    own ledger proves (what it charged).
+    own ledger proves (what it charged). ``correct_confidence`` (default
+    ``confidence``) is the twins' confidence: a correct twin FAILs by chance
+    with probability at most ``1 - correct_confidence``, so a test suite can
+    hold that rate far below the one at which the bugs must be caught.
     """
     from privet.audits.learners.audit import audit_learner
 
@@ -515,7 +519,11 @@ def run_learner_zoo(
                     schema,
                     epsilon=epsilon,
                     trials=n,
-                    confidence=confidence,
+                    confidence=(
+                        correct_confidence
+                        if which and correct_confidence is not None
+                        else confidence
+                    ),
                     max_depth=1,
                     output="releases",
                     one_run=False,
