@@ -515,6 +515,7 @@ def run_zoo(
     confidence: float,
     trials: int | Literal["ci", "benchmark"] = "ci",
     correct: bool = True,
+    correct_confidence: float | None = None,
     n_jobs: int | None = None,
     random_state: int | None = 0,
     progress: Callable[[str, str], None] | None = None,
@@ -534,6 +535,11 @@ def run_zoo(
         same number for all.
     correct : bool, default=True
         Also test the correct counterparts.
+    correct_confidence : float, optional
+        Confidence of the correct counterparts' tests (default ``confidence``): a
+        correct mechanism FAILs by chance with probability at most
+        ``1 - correct_confidence``, so a test suite can hold that rate far below the
+        one at which the broken versions must be caught.
     n_jobs : int, optional
         joblib workers of every test.
     random_state : int, optional
@@ -559,7 +565,11 @@ def run_zoo(
                 progress(name, which)
             tests[which] = entry.test(
                 which,  # type: ignore[arg-type]
-                confidence=confidence,
+                confidence=(
+                    correct_confidence
+                    if which == "correct" and correct_confidence is not None
+                    else confidence
+                ),
                 trials=n,
                 n_jobs=n_jobs,
                 random_state=random_state,
