@@ -425,6 +425,7 @@ def run_protocols(args: argparse.Namespace, schema: Any) -> list[dict[str, Any]]
             confidence=CONFIDENCE,
             max_depth=depth,
             n_jobs=args.protocol_jobs,
+            time_limit=args.protocol_time_limit,
         )
         cpu, wall = _cpu() - c0, time.perf_counter() - w0
         rows.append(
@@ -432,6 +433,7 @@ def run_protocols(args: argparse.Namespace, schema: Any) -> list[dict[str, Any]]
                 "learner": spec.name,
                 "max_depth": depth,
                 "n_jobs": args.protocol_jobs,
+                "time_limit": args.protocol_time_limit,
                 "rigorous": r.epsilon_lower,
                 "estimate": r.estimate,
                 "estimate_low": r.estimate_interval[0],
@@ -799,8 +801,8 @@ def _markdown(rows, zoo, false_fail, before, args, load, protocols=(), parts=())
             "processes): the wall time is the figure here.",
             "",
             "| protocol | depth | rigorous ≥ | estimate [95%] | the pair allows | "
-            "trainings / side | outcomes | trainings at once | wall s |",
-            "|---|---|---|---|---|---|---|---|---|",
+            "trainings / side | outcomes | trainings at once | time limit s | wall s |",
+            "|---|---|---|---|---|---|---|---|---|---|",
         ]
         for r in protocols:
             lines.append(
@@ -808,7 +810,7 @@ def _markdown(rows, zoo, false_fail, before, args, load, protocols=(), parts=())
                 f"{_fmt(r['estimate'])} "
                 f"[{_fmt(r['estimate_low'])}, {_fmt(r['estimate_high'])}] | "
                 f"{_fmt(r['pair_epsilon'])} | {r['trials_per_side']} | {r['outcomes']} | "
-                f"{r.get('n_jobs', 1)} | {r['wall_seconds']} |"
+                f"{r.get('n_jobs', 1)} | {r.get('time_limit') or '—'} | {r['wall_seconds']} |"
             )
     if false_fail:
         fails = sum(r["false_fail"] for r in false_fail)
@@ -869,6 +871,12 @@ def main() -> None:
         type=int,
         default=1,
         help="protocol trainings run at once (each starts its own 3 parties; default 1)",
+    )
+    p.add_argument(
+        "--protocol-time-limit",
+        type=float,
+        help="seconds of wall time for each protocol audit: no batch of trainings starts after "
+        "it, and the bound is what the trainings done by then measure (default: no limit)",
     )
     p.add_argument("--quick", action="store_true", help="small budgets, for a smoke run")
     p.add_argument("--no-one-run", action="store_true", help="skip the one-run audits")

@@ -37,9 +37,7 @@ CI_ENTRIES = [name for name, e in ZOO.items() if e.ci_trials]
 
 @pytest.mark.parametrize("name", CI_ENTRIES)
 def test_broken_version_is_flagged_and_correct_version_passes(name):
-    (result,) = run_zoo(
-        [name], confidence=CONFIDENCE, correct_confidence=TWIN, random_state=1
-    )
+    (result,) = run_zoo([name], confidence=CONFIDENCE, correct_confidence=TWIN, random_state=1)
     entry = result.entry
     assert result.broken.verdict == "FAIL", str(result.broken)
     assert result.broken.epsilon_lower > entry.claimed_epsilon

@@ -161,7 +161,8 @@ def test_bad_policies(schema, kwargs, match):
 def test_strings_in_numeric_column(schema):
     df = good().astype({"age": str})
     with pytest.raises(
-        SchemaError, match=r"Column 'age' is Numeric in the schema but (has dtype|holds non-numbers) .*to_numeric"
+        SchemaError,
+        match=r"Column 'age' is Numeric in the schema but (has dtype|holds non-numbers) .*to_numeric",
     ):
         schema.validate(df)
 
