@@ -1,9 +1,12 @@
 """privet.testing.assert_dp: usable in any pytest suite, fails loudly with the evidence.
 
-Statistical design: the correct mechanisms are asserted at confidence 0.999
-(a false failure has probability at most 0.001 each); the broken ones are off
-by a factor two in epsilon, which a few thousand runs expose far beyond the
-confidence margin.
+Statistical design: the correct mechanisms are asserted at confidence 1 - 1e-6
+(a false failure has probability at most 1e-6 each). They must be: privet's
+Laplace count is *tight* on its tail events (ratio e exactly beyond the shifted
+count), so at 0.999 each PASS could fail by chance in up to one run in a
+thousand, and the Bonferroni test at 0.99 in one in a hundred. The broken ones
+are off by a factor two in epsilon, which a few thousand runs expose far beyond
+the confidence margin at 0.999 or 0.99.
 """
 
 from __future__ import annotations
@@ -19,6 +22,8 @@ from privet.ledger import Guarantee, Ledger
 from privet.mechanisms import make_laplace
 from privet.testing import assert_dp, neighbouring_pairs
 
+PASS = 1 - 1e-6  # confidence of every assertion that a correct mechanism passes
+
 
 def noisy_count(data, size):
     """A user-written counting query with privet's Laplace mechanism at epsilon = 1."""
@@ -33,7 +38,7 @@ def half_scale_count(data, size):
 
 
 def test_a_correct_mechanism_passes_and_returns_the_test():
-    r = assert_dp(noisy_count, 1.0, neighbours=([1] * 5, [1] * 6), trials=6000, confidence=0.999)
+    r = assert_dp(noisy_count, 1.0, neighbours=([1] * 5, [1] * 6), trials=6000, confidence=PASS)
     assert isinstance(r, DPTestResult) and r.verdict == "PASS"
     assert r.claimed_epsilon == 1.0 and r.n_trials == 6000
 
@@ -57,8 +62,8 @@ def test_a_broken_mechanism_raises_assertion_error_with_the_evidence():
 
 def test_several_pairs_are_bonferroni_corrected_and_named():
     pairs = [([1] * 5, [1] * 6), ([], [1])]
-    r = assert_dp(noisy_count, 1.0, neighbours=pairs, trials=3000, confidence=0.99)
-    assert r.confidence == pytest.approx(0.995)
+    r = assert_dp(noisy_count, 1.0, neighbours=pairs, trials=3000, confidence=1 - 2e-6)
+    assert r.confidence == pytest.approx(1 - 1e-6, abs=1e-12)  # each of the two pairs
     with pytest.raises(AssertionError, match=r"on pair #\d of 2"):
         assert_dp(half_scale_count, 1.0, neighbours=pairs, trials=8000, confidence=0.99)
 
@@ -67,8 +72,7 @@ def test_non_vectorised_functions_and_statistics_work():
     """Randomised response is *tight* at ln 3: its event {True} has the ratio 3 exactly and
     probabilities 3/4 and 1/4, so the lower bound sits just below ln 3 and exceeds it with
     probability up to 1 - confidence (at 0.999 it did once in CI: 1.102 > 1.0986). This test
-    checks the plumbing, so it asserts at 1 - 1e-6; the Laplace tests above are far from
-    tight on their tail events, and 0.999 leaves them much rarer false failures."""
+    checks the plumbing, so it asserts at 1 - 1e-6, like every PASS in this file."""
     rng = np.random.default_rng()
 
     def one_release(bit):  # randomised response, epsilon = ln 3
@@ -94,7 +98,7 @@ def test_bad_neighbours_are_rejected_with_the_fix():
 
 def test_canary_pairs_feed_assert_dp():
     d0, d1 = canary_pair(np.ones(4), 1.0)
-    assert_dp(noisy_count, 1.0, neighbours=(d0, d1), trials=3000, confidence=0.999)
+    assert_dp(noisy_count, 1.0, neighbours=(d0, d1), trials=3000, confidence=PASS)
 
 
 SCHEMA = Schema([Categorical("colour", ["red", "blue"])], Categorical("label", ["no", "yes"]))
@@ -110,5 +114,5 @@ def count_yes(frame, size):
 @settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(neighbouring_pairs(SCHEMA, max_rows=8))
 def test_assert_dp_inside_a_hypothesis_test(pair):
-    # Three examples at 0.9999 each: a correct mechanism fails with probability <= 0.0003.
-    assert_dp(count_yes, 1.0, neighbours=pair, trials=2000, confidence=0.9999)
+    # Three examples at 1 - 1e-6 each: a correct mechanism fails with probability <= 3e-6.
+    assert_dp(count_yes, 1.0, neighbours=pair, trials=2000, confidence=PASS)
