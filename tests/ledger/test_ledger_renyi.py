@@ -4,6 +4,7 @@ bounds against exact optimal composition, and a DP-SGD sequence on a real ledger
 from __future__ import annotations
 
 import math
+import sys
 
 import numpy as np
 import pytest
@@ -87,6 +88,15 @@ def test_pure_rdp_is_randomised_response_and_below_the_simple_bounds(eps):
         direct = math.log(p**alpha * (1 - p) ** (1 - alpha) + (1 - p) ** alpha * p ** (1 - alpha))
         i = RDP_ORDERS.index(alpha)
         assert curve[i] == pytest.approx(min(direct / (alpha - 1), eps, alpha * eps * eps / 2))
+
+
+@pytest.mark.filterwarnings("error")
+@pytest.mark.parametrize("eps", [1e150, 1e200, 1e300, sys.float_info.max])
+def test_pure_rdp_of_a_huge_epsilon_is_epsilon_without_overflow_warnings(eps):
+    # found by a longer run of the ledger fuzz: a user reserving 1e300 saw numpy's
+    # "overflow encountered in multiply" (the value itself was right)
+    pure_rdp.cache_clear()
+    assert pure_rdp(eps) == pytest.approx((eps,) * len(RDP_ORDERS), rel=1e-15)
 
 
 def exact_pure_composition(k: int, eps0: float, delta: float) -> float:

@@ -59,8 +59,11 @@ def pure_rdp(epsilon: float) -> tuple[float, ...]:
     log_p = -math.log1p(math.exp(-epsilon))  # log of e^eps / (1 + e^eps)
     log_q = log_p - epsilon  # log of 1 / (1 + e^eps)
     a = _ALPHA
-    tau = np.logaddexp(a * log_p + (1 - a) * log_q, a * log_q + (1 - a) * log_p) / (a - 1)
-    cap = np.minimum(epsilon, a * epsilon * epsilon / 2)
+    # Past epsilon ~ 1e150 the products overflow to +inf (never NaN: log_p is 0 there and
+    # log_q = -epsilon), and the clip to the cap, epsilon itself, gives the exact value.
+    with np.errstate(over="ignore"):
+        tau = np.logaddexp(a * log_p + (1 - a) * log_q, a * log_q + (1 - a) * log_p) / (a - 1)
+        cap = np.minimum(epsilon, a * epsilon * epsilon / 2)
     return tuple(np.clip(tau, 0.0, cap).tolist())
 
 
