@@ -275,6 +275,7 @@ def test_randomised_response_with_a_billion_categories_is_refused_at_once() -> N
     assert math.isfinite(pm.MAX_CATEGORIES)
 
 
+@pytest.mark.filterwarnings("error")  # the refusal is the message, not numpy's overflow warning
 def test_gamma_dlpa_refuses_sums_that_would_overflow() -> None:
     """Party values of 1e308 summed to inf after the charge."""
     ledger = Ledger(Guarantee(10.0), dataset="fuzz")

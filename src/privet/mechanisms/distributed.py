@@ -511,7 +511,9 @@ class GammaDLPA(Mechanism):
                 f"The 'party_values' argument of {owner} must have first axis of length "
                 f"parties={self.parties}; got shape {arr.shape}."
             )
-        if arr.size and float(np.abs(arr.astype(float)).sum(axis=0).max()) > MAX_MAGNITUDE:
+        with np.errstate(over="ignore"):  # a sum that overflows is inf: refused just below
+            magnitude = float(np.abs(arr.astype(float)).sum(axis=0).max()) if arr.size else 0.0
+        if magnitude > MAX_MAGNITUDE:
             raise InvalidParameterError(
                 f"The 'party_values' argument of {owner} sums to more than {MAX_MAGNITUDE:g} in "
                 "magnitude, where the noisy sum would overflow; rescale the values first."
