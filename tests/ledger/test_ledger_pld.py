@@ -17,6 +17,7 @@ slightly smaller epsilon must not.
 
 from __future__ import annotations
 
+import decimal
 import math
 import random
 
@@ -437,6 +438,31 @@ def test_the_bounded_range_curve_is_the_maximum_over_its_two_point_pairs():
             h = p * max(0.0, 1 - math.exp(t - c)) + (1 - p) * max(0.0, 1 - math.exp(t - c + eps))
             best = max(best, h)
         assert curve.hockey_stick(np.array([t]))[0] == pytest.approx(best, abs=1e-8)
+
+
+def _bounded_range_h(eps: float, t: float) -> float:
+    """(e^(eps/2) - e^(t/2))^2 / (e^eps - 1) for |t| < eps, in 60-digit decimals."""
+    with decimal.localcontext() as ctx:
+        ctx.prec, ctx.Emax, ctx.Emin = 60, decimal.MAX_EMAX, decimal.MIN_EMIN
+        e, x = decimal.Decimal(eps), decimal.Decimal(t)
+        two = decimal.Decimal(2)
+        return float(((e / two).exp() - (x / two).exp()) ** 2 / (e.exp() - 1))
+
+
+@pytest.mark.filterwarnings("error")
+@pytest.mark.parametrize("eps", [1e-6, 0.5, 20.0, 300.0, 300.5, 355.0, 700.0, 1e4, 1e12])
+def test_the_bounded_range_curve_is_exact_at_every_epsilon_without_overflow(eps):
+    """Found by a longer ledger fuzz: Exponential(epsilon=355) printed numpy's overflow
+    warnings (expm1(u)^2 overflowed, the clip hid it) and past eps ~ 710 the curve was NaN.
+    Against 60-digit decimals, on and beyond the support, with no warning."""
+    curve = pld.BoundedRangeCurve(eps)
+    inner = np.linspace(-eps, eps, 41)[1:-1]
+    h = curve.hockey_stick(np.concatenate([inner, [-3 * eps, -eps, eps, 3 * eps, 1e300]]))
+    assert np.all(np.isfinite(h)) and np.all((h >= 0) & (h <= 1))
+    for t, got in zip(inner, h[: inner.size], strict=True):
+        want = _bounded_range_h(eps, t)
+        assert got == pytest.approx(want, rel=1e-12, abs=1e-300)
+    assert h[-5] == pytest.approx(-math.expm1(-3 * eps)) and h[-2] == h[-1] == 0.0
 
 
 @pytest.mark.parametrize("rate", [0.01, 0.2])

@@ -495,7 +495,8 @@ class Curve:
 
 def _trivial(t: np.ndarray) -> np.ndarray:
     """(1 - alpha)_+: the H of identical distributions."""
-    return np.clip(-np.expm1(t), 0.0, None)
+    with np.errstate(over="ignore"):  # expm1 of t > 709 is +inf: 0 after the clip, exactly
+        return np.clip(-np.expm1(t), 0.0, None)
 
 
 class RandomisedResponse(Curve):
@@ -777,10 +778,23 @@ class BoundedRangeCurve(Curve):
     def hockey_stick(self, t: np.ndarray) -> np.ndarray:
         e = self.epsilon
         t = np.asarray(t, dtype=float)
-        # (e^(e/2) - e^(t/2))^2 / (e^e - 1), written for small and large eps
-        num = np.exp(-e) * np.expm1((e - t) / 2.0) ** 2 * np.exp(t)
-        inside = num / -math.expm1(-e)
-        return np.where(t <= -e, _trivial(t), np.where(t < e, np.clip(inside, 0.0, 1.0), 0.0))
+        # (e^(e/2) - e^(t/2))^2 / (e^e - 1) = e^(t-e) expm1(u)^2 / -expm1(-e), u = (e-t)/2,
+        # needed for |t| < e only (np.where below): computed on t clipped to [-e, e]
+        tc = np.clip(t, -e, e)
+        if e <= 300.0:  # every term within e^+-600: the direct product neither overflows
+            inside = np.exp(-e) * np.expm1((e - tc) / 2.0) ** 2 * np.exp(tc) / -math.expm1(-e)
+            inside = np.clip(inside, 0.0, 1.0)
+        else:  # in logs: expm1(u)^2 overflowed past eps ~ 355 and gave NaN past ~ 710
+            u = (e - tc) / 2.0
+            with np.errstate(divide="ignore"):  # u = 0 (t = eps): log 0 = -inf, H = 0
+                log_expm1 = np.where(
+                    u > 30.0,
+                    u + np.log1p(-np.exp(-np.maximum(u, 30.0))),
+                    np.log(np.expm1(np.minimum(u, 30.0))),
+                )
+            log_h = (tc - e) + 2.0 * log_expm1 - math.log(-math.expm1(-e))
+            inside = np.exp(np.minimum(log_h, 0.0))
+        return np.where(t <= -e, _trivial(t), np.where(t < e, inside, 0.0))
 
     def support(self) -> tuple[float, float]:
         return -self.epsilon, self.epsilon
