@@ -283,6 +283,12 @@ def test_gamma_dlpa_refuses_sums_that_would_overflow() -> None:
         pm.make_gamma_dlpa(1.0, parties=3)(np.full((3, 2), 1e308), scope=ledger)
     with pytest.raises(PrivetError, match="finite"):
         pm.make_gamma_dlpa(1e-6, parties=3, sensitivity=1e300)
+    # review findings: a Python int past the float range raised a bare OverflowError, and
+    # integer parties just below 2^62 each wrapped their int64 sum around, charged
+    with pytest.raises(PrivetError, match="real numbers"):
+        pm.make_gamma_dlpa(1.0, parties=3)([[10**400], [1], [1]], scope=ledger)
+    with pytest.raises(PrivetError, match="wrap around int64"):
+        pm.make_gamma_dlpa(1.0, parties=3, discrete=True)(np.full((3, 1), 2**62 - 1), scope=ledger)
     assert ledger.spent() == Guarantee(0.0)
 
 

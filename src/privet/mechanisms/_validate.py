@@ -200,7 +200,7 @@ def finite_array(values: Any, name: str, owner: str) -> NDArray[np.float64]:
     _not_numbers(values, name, owner)
     try:
         arr = np.asarray(values, dtype=float)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # OverflowError: a Python int past 1e308
         raise InvalidParameterError(
             f"The '{name}' argument of {owner} must be an array of real numbers; "
             f"got {type(values).__name__}."

@@ -513,6 +513,12 @@ class GammaDLPA(Mechanism):
             )
         with np.errstate(over="ignore"):  # a sum that overflows is inf: refused just below
             magnitude = float(np.abs(arr.astype(float)).sum(axis=0).max()) if arr.size else 0.0
+        if self.discrete and magnitude >= 2.0**62:  # int64 sums (with their noise) must fit
+            raise InvalidParameterError(
+                f"The 'party_values' argument of {owner} sums to 2^62 or more in magnitude, "
+                "where the integer sum and its noise would wrap around int64; rescale or clip "
+                "the counts to a public bound first."
+            )
         if magnitude > MAX_MAGNITUDE:
             raise InvalidParameterError(
                 f"The 'party_values' argument of {owner} sums to more than {MAX_MAGNITUDE:g} in "
