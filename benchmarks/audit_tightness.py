@@ -810,7 +810,7 @@ def _markdown(rows, zoo, false_fail, before, args, load, protocols=(), parts=())
                 f"{_fmt(r['estimate'])} "
                 f"[{_fmt(r['estimate_low'])}, {_fmt(r['estimate_high'])}] | "
                 f"{_fmt(r['pair_epsilon'])} | {r['trials_per_side']} | {r['outcomes']} | "
-                f"{r.get('n_jobs', 1)} | {r.get('time_limit') or '—'} | {r['wall_seconds']} |"
+                f"{r.get('n_jobs', 1)} | {'—' if r.get('time_limit') is None else r['time_limit']} | {r['wall_seconds']} |"
             )
     if false_fail:
         fails = sum(r["false_fail"] for r in false_fail)
@@ -875,8 +875,9 @@ def main() -> None:
     p.add_argument(
         "--protocol-time-limit",
         type=float,
-        help="seconds of wall time for each protocol audit: no batch of trainings starts after "
-        "it, and the bound is what the trainings done by then measure (default: no limit)",
+        help="seconds of wall time for each protocol audit: no batch of trainings is used after "
+        "it (batches running then are dropped), and the bound is what the trainings done by "
+        "then measure (default: no limit)",
     )
     p.add_argument("--quick", action="store_true", help="small budgets, for a smoke run")
     p.add_argument("--no-one-run", action="store_true", help="skip the one-run audits")

@@ -1,8 +1,8 @@
 """White-box learner audits: the releases the mechanisms record, replayed on the neighbour.
 
 Statistical design. Every assertion that a correct learner PASSes runs its
-test at confidence 0.9999, so it fails by chance with probability at most
-1e-4; every assertion that a bound *exceeds* something (a planted bug caught, a
+test at confidence 0.9999 (the learner zoo's twins at 1 - 1e-6), so it fails by
+chance with probability at most 1e-4; every assertion that a bound *exceeds* something (a planted bug caught, a
 bound close to the proven epsilon) uses a margin of at least four standard
 deviations of the bound at the trial counts below. Together they keep the file's
 chance failures well under one in a thousand runs.
