@@ -83,7 +83,7 @@ def _part_sizes(n: int, what: str, sizes: Sequence[int] | None, n_parties: int |
         if s < 1:
             raise InvalidParameterError(
                 f"sizes must be positive (every party holds at least one of the {what}), got "
-                f"{int(s)} in {[int(x) for x in sizes]}."
+                f"{int(s)} in {list(sizes)}."
             )
         out.append(int(s))
     if not out:
