@@ -21,13 +21,12 @@ from __future__ import annotations
 
 import argparse
 import csv
-import math
 from pathlib import Path
 
 import numpy as np
 from scipy.optimize import brentq
-from scipy.stats import norm
 
+from privet.audits.bounds import gdp_delta
 from privet.audits.learners.whitebox import SELECTION_PENALTY, statistics_bound
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -38,14 +37,9 @@ TRAININGS = (8_929, 20_000, 40_000, 80_000, 160_000)
 CPU_PER_TRAINING = 2379 / (2 * 8929)
 
 
-def gdp_delta(mu: float, eps: float) -> float:
-    """delta(eps) of mu-GDP (Dong, Roth & Su 2022, Cor. 2.13)."""
-    return float(norm.cdf(-eps / mu + mu / 2) - math.exp(eps) * norm.cdf(-eps / mu - mu / 2))
-
-
 def largest_mu(eps: float, delta: float) -> float:
     """The largest mu whose Gaussian is (eps, delta)-DP."""
-    return float(brentq(lambda m: gdp_delta(m, eps) - delta, 1e-3, 10.0))
+    return float(brentq(lambda m: gdp_delta(eps, m) - delta, 1e-3, 10.0))
 
 
 def main() -> None:

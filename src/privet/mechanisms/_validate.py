@@ -32,6 +32,9 @@ from privet.ledger import (
 MAX_EPSILON = 1e6
 """Largest epsilon a mechanism accepts: beyond it nothing is protected (e^eps overflows)."""
 MIN_MAGNITUDE, MAX_MAGNITUDE = 1e-300, 1e300
+MAX_INTEGER = 2**62
+"""Integer counts (and sums of them) must stay below this in magnitude: they and their
+discrete noise must fit in int64."""
 """Range of a scale, sigma or sensitivity (noise and answers stay finite floats)."""
 _MAGNITUDES = ("scale", "sigma", "sensitivity")
 
@@ -235,7 +238,7 @@ def integer_array(values: Any, name: str, owner: str) -> NDArray[np.int64]:
                 f"The '{name}' argument of {owner} must hold integer counts; got non-integral "
                 "values. Use the real-valued Laplace mechanism for real values."
             )
-    if arr.size and (arr.max() >= 2**62 or arr.min() <= -(2**62)):
+    if arr.size and (arr.max() >= MAX_INTEGER or arr.min() <= -MAX_INTEGER):
         raise InvalidParameterError(
             f"The '{name}' argument of {owner} must hold integers of magnitude below 2^62 "
             "(so that they and their noise fit in int64); found one outside. Rescale or "

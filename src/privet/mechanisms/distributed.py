@@ -513,7 +513,7 @@ class GammaDLPA(Mechanism):
             )
         with np.errstate(over="ignore"):  # a sum that overflows is inf: refused just below
             magnitude = float(np.abs(arr.astype(float)).sum(axis=0).max()) if arr.size else 0.0
-        if self.discrete and magnitude >= 2.0**62:  # int64 sums (with their noise) must fit
+        if self.discrete and magnitude >= v.MAX_INTEGER:  # the int64 sum and noise must fit
             raise InvalidParameterError(
                 f"The 'party_values' argument of {owner} sums to 2^62 or more in magnitude, "
                 "where the integer sum and its noise would wrap around int64; rescale or clip "

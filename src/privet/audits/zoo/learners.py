@@ -507,6 +507,7 @@ def run_learner_zoo(
         raise InvalidParameterError(
             f"No learner zoo entry {unknown}; the entries are {', '.join(LEARNER_ZOO)}."
         )
+    twin_confidence = confidence if correct_confidence is None else correct_confidence
     out = []
     for name in chosen:
         entry = LEARNER_ZOO[name]
@@ -519,11 +520,7 @@ def run_learner_zoo(
                     schema,
                     epsilon=epsilon,
                     trials=n,
-                    confidence=(
-                        correct_confidence
-                        if which and correct_confidence is not None
-                        else confidence
-                    ),
+                    confidence=twin_confidence if which else confidence,
                     max_depth=1,
                     output="releases",
                     one_run=False,

@@ -555,6 +555,7 @@ def run_zoo(
         chosen: Sequence[str] = [n for n, e in ZOO.items() if trials != "ci" or e.ci_trials]
     else:
         chosen = list(names)
+    twin_confidence = confidence if correct_confidence is None else correct_confidence
     results = []
     for name in chosen:
         entry = get_entry(name)
@@ -565,11 +566,7 @@ def run_zoo(
                 progress(name, which)
             tests[which] = entry.test(
                 which,  # type: ignore[arg-type]
-                confidence=(
-                    correct_confidence
-                    if which == "correct" and correct_confidence is not None
-                    else confidence
-                ),
+                confidence=twin_confidence if which == "correct" else confidence,
                 trials=n,
                 n_jobs=n_jobs,
                 random_state=random_state,
