@@ -582,3 +582,8 @@ def test_the_split_pair_blocks_follow_the_selection_the_plan_charges(car):
     forest = DPRandomForestClassifier(n_estimators=5, epsilon=1.0, max_depth=1, schema=car.schema)
     one = DPRandomForestClassifier(n_estimators=1, epsilon=1.0, max_depth=1, schema=car.schema)
     assert rows(forest) == 5 * rows(one)
+
+
+def test_a_bad_twin_confidence_is_refused_before_any_training(car):
+    with pytest.raises(InvalidParameterError, match="correct_confidence"):
+        run_learner_zoo(["unnoised_leaf"], schema=car.schema, correct_confidence=1.0)

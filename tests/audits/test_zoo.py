@@ -153,3 +153,9 @@ def test_zoo_result_records_are_flat_and_complete():
     assert row["entry"] == "naive_float_laplace" and row["broken_verdict"] in {"PASS", "FAIL"}
     d = res.to_dict()
     assert d["broken"]["n_trials"] == 400 and "reference" in d
+
+
+@pytest.mark.parametrize("bad", [1.5, 0.0, "high", math.nan])
+def test_a_bad_twin_confidence_is_refused_before_any_test(bad):
+    with pytest.raises(InvalidParameterError, match="correct_confidence"):
+        run_zoo(["laplace_half_scale"], confidence=0.9, correct_confidence=bad)

@@ -42,6 +42,7 @@ from typing import Any, ClassVar
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
+from privet.audits.bounds import check_confidence
 from privet.errors import InvalidParameterError, NotFittedError
 from privet.ledger import (
     Claim,
@@ -507,7 +508,11 @@ def run_learner_zoo(
         raise InvalidParameterError(
             f"No learner zoo entry {unknown}; the entries are {', '.join(LEARNER_ZOO)}."
         )
-    twin_confidence = confidence if correct_confidence is None else correct_confidence
+    twin_confidence = (
+        confidence
+        if correct_confidence is None
+        else check_confidence(correct_confidence, "correct_confidence")
+    )
     out = []
     for name in chosen:
         entry = LEARNER_ZOO[name]

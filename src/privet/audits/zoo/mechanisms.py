@@ -69,6 +69,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from privet.audits.bounds import check_confidence
 from privet.audits.dptest import DPTestResult, EventsSpec, dp_test
 from privet.audits.zoo import samplers as _mechanisms
 from privet.audits.zoo.samplers import *  # noqa: F403  (re-exported, see __all__)
@@ -555,7 +556,11 @@ def run_zoo(
         chosen: Sequence[str] = [n for n, e in ZOO.items() if trials != "ci" or e.ci_trials]
     else:
         chosen = list(names)
-    twin_confidence = confidence if correct_confidence is None else correct_confidence
+    twin_confidence = (
+        confidence
+        if correct_confidence is None
+        else check_confidence(correct_confidence, "correct_confidence")
+    )
     results = []
     for name in chosen:
         entry = get_entry(name)
